@@ -1,0 +1,39 @@
+// gRPC front ends: roced.v1.Agent and roced.v1.ProbePeer. Handlers are thin:
+// check input, call the Agent, map the status. RPCs whose feature has not
+// landed answer UNIMPLEMENTED (never invented data).
+#pragma once
+
+#include <atomic>
+
+#include "agent/agent.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "roced/v1/peer.grpc.pb.h"
+
+namespace roced::agent {
+
+class AgentService final : public roced::v1::Agent::Service {
+ public:
+  explicit AgentService(Agent* agent) : agent_(agent) {}
+
+  // Makes open WatchState streams end (called before server shutdown).
+  void Shutdown() { shutting_down_.store(true); }
+
+  grpc::Status GetState(grpc::ServerContext* context, const roced::v1::GetStateRequest* request,
+                        roced::v1::NodeState* response) override;
+  grpc::Status WatchState(grpc::ServerContext* context,
+                          const roced::v1::WatchStateRequest* request,
+                          grpc::ServerWriter<roced::v1::StateEvent>* writer) override;
+  // ApplyConfig, ConfirmConfig, RunProbe, ListProbeResults, GetCounters and
+  // Diagnose keep the generated UNIMPLEMENTED behaviour until their issues
+  // land.
+
+ private:
+  Agent* agent_;
+  std::atomic<bool> shutting_down_{false};
+};
+
+// Agent-to-agent probe set-up; every RPC is UNIMPLEMENTED until the probe
+// engine lands, but the service is registered so peers get a clear answer.
+class ProbePeerService final : public roced::v1::ProbePeer::Service {};
+
+}  // namespace roced::agent

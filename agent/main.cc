@@ -1,0 +1,151 @@
+// roced: the RoCE node agent. See `roced --help`.
+#include <signal.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "agent/agent.h"
+#include "agent/flags.h"
+#include "agent/server.h"
+#include "model/validate.h"
+#include "roced/version.h"
+#include "util/args.h"
+#include "util/log.h"
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+int Run(int argc, char** argv) {
+  roced::agent::Flags flags;
+  roced::util::ArgParser parser;
+  roced::agent::RegisterFlags(&flags, &parser);
+  std::vector<std::string> positional;
+  if (absl::Status s = parser.Parse(argc, argv, 1, false, &positional); !s.ok()) {
+    std::cerr << "roced: " << s.message() << "\nTry 'roced --help'.\n";
+    return kExitUsage;
+  }
+  if (!positional.empty()) {
+    std::cerr << "roced: unexpected argument '" << positional[0] << "'\nTry 'roced --help'.\n";
+    return kExitUsage;
+  }
+  if (flags.help) {
+    std::cout << roced::agent::HelpText(parser);
+    return 0;
+  }
+  if (flags.version) {
+    std::cout << "roced " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n";
+    return 0;
+  }
+  roced::log::Level level;
+  if (!roced::log::ParseLevel(flags.log_level, &level)) {
+    std::cerr << "roced: --log-level: '" << flags.log_level
+              << "' is not one of debug, info, warning, error\n";
+    return kExitUsage;
+  }
+  roced::log::SetLevel(level);
+
+  if (flags.check_config) {
+    std::vector<roced::v1::ValidationIssue> warnings;
+    auto config = roced::model::LoadConfigFile(flags.config, &warnings);
+    std::cout << roced::model::FormatIssues(flags.config, warnings);
+    if (!config.ok()) {
+      std::cerr << config.status().message() << "\n";
+      return kExitError;
+    }
+    std::cout << flags.config << ": valid\n";
+    return 0;
+  }
+
+  // Signals are taken synchronously by the main thread (sigtimedwait);
+  // block them before any thread starts so none of those gets them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  roced::agent::AgentOptions options;
+  options.paths.sysfs = flags.sysfs_root;
+  options.paths.procfs = flags.procfs_root;
+  options.paths.configfs = flags.configfs_root;
+  options.paths.debugfs = flags.debugfs_root;
+  options.config_path = flags.config;
+  options.config_optional = flags.config == roced::agent::Flags().config;
+  options.state_dir = flags.state_dir;
+  options.discovery_interval = flags.discovery_interval;
+
+  if (!flags.state_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.state_dir, ec);
+    if (ec) {
+      std::cerr << "roced: cannot create state directory " << flags.state_dir << ": "
+                << ec.message() << "\n";
+      return kExitError;
+    }
+  }
+
+  roced::agent::Agent agent(options);
+  if (absl::Status s = agent.LoadConfig(); !s.ok()) {
+    std::cerr << "roced: config rejected:\n" << s.message() << "\n";
+    return kExitError;
+  }
+  agent.Start();
+
+  roced::agent::ServerOptions server_options;
+  server_options.grpc_listen = flags.grpc_listen;
+  server_options.socket_path = flags.socket;
+  server_options.metrics_listen = flags.metrics_listen;
+  roced::agent::Server server(&agent, server_options);
+  if (absl::Status s = server.Start(); !s.ok()) {
+    std::cerr << "roced: " << s.message() << "\n";
+    agent.Stop();
+    return kExitError;
+  }
+  LOG_INFO << "roced " << roced::kVersion << " ready: gRPC " << flags.grpc_listen
+           << " (port " << server.grpc_port() << "), unix:" << flags.socket << ", metrics "
+           << flags.metrics_listen << " (port " << server.metrics_port() << "), "
+           << agent.State().devices_size() << " RDMA device(s)";
+  sd_notify(0, "READY=1\nSTATUS=serving");
+
+  uint64_t watchdog_usec = 0;
+  bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+  absl::Duration tick = watchdog ? absl::Microseconds(watchdog_usec / 2) : absl::Seconds(1);
+  if (tick > absl::Seconds(1)) tick = absl::Seconds(1);
+
+  while (true) {
+    struct timespec ts = absl::ToTimespec(tick);
+    int sig = sigtimedwait(&signals, nullptr, &ts);
+    if (watchdog) sd_notify(0, "WATCHDOG=1");
+    if (sig < 0) continue;  // timeout or EINTR
+    if (sig == SIGHUP) {
+      LOG_INFO << "SIGHUP: reloading " << flags.config;
+      sd_notify(0, "RELOADING=1");
+      if (absl::Status s = agent.LoadConfig(); !s.ok()) {
+        LOG_ERROR << "config reload rejected; previous config stays in force:\n" << s.message();
+      } else {
+        LOG_INFO << "config reloaded: generation " << agent.State().config().generation();
+      }
+      sd_notify(0, "READY=1");
+      continue;
+    }
+    LOG_INFO << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ": stopping";
+    break;
+  }
+  sd_notify(0, "STOPPING=1");
+  server.Shutdown(absl::Seconds(5));
+  agent.Stop();
+  LOG_INFO << "stopped";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Run(argc, argv); }

@@ -1,0 +1,108 @@
+#include "agent/server.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace roced::agent {
+
+std::string CivetListenAddress(const std::string& listen) {
+  if (absl::StartsWith(listen, "[::]:")) return absl::StrCat("+", listen.substr(5));
+  if (absl::StartsWith(listen, "0.0.0.0:")) return listen.substr(8);
+  return listen;
+}
+
+Server::Server(Agent* agent, ServerOptions options)
+    : agent_(agent), options_(std::move(options)), agent_service_(agent) {}
+
+Server::~Server() { Shutdown(absl::ZeroDuration()); }
+
+absl::Status Server::Start() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
+  // the same port and split the traffic; a busy port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  if (!options_.grpc_listen.empty()) {
+    builder.AddListeningPort(options_.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port_);
+  }
+  if (!options_.socket_path.empty()) {
+    std::filesystem::path dir = std::filesystem::path(options_.socket_path).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create socket directory ", dir.string(), ": ", ec.message()));
+    }
+    ::unlink(options_.socket_path.c_str());
+    builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
+  }
+  builder.RegisterService(&agent_service_);
+  builder.RegisterService(&peer_service_);
+  grpc_ = builder.BuildAndStart();
+  if (grpc_ == nullptr || (!options_.grpc_listen.empty() && grpc_port_ == 0)) {
+    grpc_.reset();
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen for gRPC on ", options_.grpc_listen.empty() ? "" : options_.grpc_listen,
+        options_.socket_path.empty() ? "" : " / unix:" + options_.socket_path,
+        " (address in use or not available?)"));
+  }
+  if (!options_.socket_path.empty()) {
+    // Group-accessible, so operators in the socket's group can use rocectl
+    // without root.
+    ::chmod(options_.socket_path.c_str(), 0660);
+  }
+  grpc::HealthCheckServiceInterface* health = grpc_->GetHealthCheckService();
+  if (health != nullptr) {
+    health->SetServingStatus(true);
+    health->SetServingStatus("roced.v1.Agent", true);
+    health->SetServingStatus("roced.v1.ProbePeer", true);
+  }
+  agent_->SetComponentHealth("grpc", true,
+                             absl::StrCat("listening on port ", grpc_port_,
+                                          options_.socket_path.empty() ? "" : " and " + options_.socket_path));
+
+  if (!options_.metrics_listen.empty()) {
+    // civetweb (inside prometheus-cpp) reports a failed bind by exception;
+    // it stops here.
+    try {
+      exposer_ = std::make_unique<prometheus::Exposer>(CivetListenAddress(options_.metrics_listen), 2);
+    } catch (const std::exception& e) {
+      grpc_->Shutdown();
+      grpc_.reset();
+      return absl::UnavailableError(absl::StrCat("cannot listen for metrics on ",
+                                                 options_.metrics_listen, ": ", e.what()));
+    }
+    collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
+    exposer_->RegisterCollectable(collector_);
+    exposer_->RegisterCollectable(agent_->registry());
+    auto ports = exposer_->GetListeningPorts();
+    metrics_port_ = ports.empty() ? 0 : ports.front();
+    agent_->SetComponentHealth("metrics", true, absl::StrCat("listening on port ", metrics_port_));
+  }
+  return absl::OkStatus();
+}
+
+void Server::Shutdown(absl::Duration grace) {
+  agent_service_.Shutdown();
+  if (grpc_) {
+    grpc_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
+    grpc_->Wait();
+    grpc_.reset();
+    if (!options_.socket_path.empty()) ::unlink(options_.socket_path.c_str());
+  }
+  exposer_.reset();
+}
+
+}  // namespace roced::agent

@@ -1,0 +1,148 @@
+#include "metrics/node_collector.h"
+
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace roced::metrics {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+const char* GidTypeLabel(roced::v1::GidType type) {
+  switch (type) {
+    case roced::v1::GID_TYPE_IB: return "ib";
+    case roced::v1::GID_TYPE_ROCE_V1: return "roce_v1";
+    case roced::v1::GID_TYPE_ROCE_V2: return "roce_v2";
+    default: return "unknown";
+  }
+}
+
+const char* PortStateLabel(roced::v1::PortState state) {
+  switch (state) {
+    case roced::v1::PORT_STATE_DOWN: return "down";
+    case roced::v1::PORT_STATE_INIT: return "init";
+    case roced::v1::PORT_STATE_ARMED: return "armed";
+    case roced::v1::PORT_STATE_ACTIVE: return "active";
+    case roced::v1::PORT_STATE_ACTIVE_DEFER: return "active_defer";
+    default: return "unknown";
+  }
+}
+
+namespace {
+
+class Builder {
+ public:
+  MetricFamily& Family(const std::string& name, const std::string& help, MetricType type) {
+    auto it = index_.find(name);
+    if (it != index_.end()) return families_[it->second];
+    index_[name] = families_.size();
+    families_.push_back(MetricFamily{name, help, type, {}});
+    return families_.back();
+  }
+  void Gauge(const std::string& name, const std::string& help,
+             std::vector<ClientMetric::Label> labels, double value) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.gauge.value = value;
+    Family(name, help, MetricType::Gauge).metric.push_back(std::move(m));
+  }
+  std::vector<MetricFamily> Take() { return std::move(families_); }
+
+ private:
+  std::vector<MetricFamily> families_;
+  std::map<std::string, size_t> index_;
+};
+
+}  // namespace
+
+std::vector<MetricFamily> NodeCollector::Collect() const { return Families(snapshot_()); }
+
+std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& state) {
+  Builder b;
+  b.Gauge("roced_build_info", "roced build: version and git commit; value is always 1.",
+          {{"version", state.agent().version()}, {"git_commit", state.agent().git_commit()}}, 1);
+  if (state.agent().has_started_at()) {
+    b.Gauge("roced_start_time_seconds", "Unix time the agent started.", {},
+            static_cast<double>(state.agent().started_at().seconds()));
+  }
+  for (const auto& c : state.agent().components()) {
+    b.Gauge("roced_component_healthy",
+            "1 when the agent component (discovery, config, grpc, metrics) is healthy.",
+            {{"component", c.name()}}, c.healthy() ? 1 : 0);
+  }
+  b.Gauge("roced_devices", "RDMA devices discovered on the node.", {},
+          static_cast<double>(state.devices_size()));
+  b.Gauge("roced_config_generation", "Generation of the accepted desired config (0: none).", {},
+          static_cast<double>(state.config().generation()));
+
+  for (const auto& dev : state.devices()) {
+    const std::string& d = dev.name();
+    b.Gauge("roced_device_info", "RDMA device inventory; value is always 1.",
+            {{"device", d},
+             {"driver", dev.driver()},
+             {"fw_version", dev.fw_version()},
+             {"pci_address", dev.pci_address()},
+             {"board_id", dev.board_id()},
+             {"numa_node", absl::StrCat(dev.numa_node())},
+             {"parent_netdev", dev.parent_netdev()}},
+            1);
+    b.Gauge("roced_device_verbs_open",
+            "1 while the agent holds an open verbs context for the device.", {{"device", d}},
+            dev.verbs_open() ? 1 : 0);
+    if (!dev.pci_address().empty() && dev.pcie().max_width() > 0) {
+      std::vector<ClientMetric::Label> l = {{"device", d}, {"pci_address", dev.pci_address()}};
+      b.Gauge("roced_pcie_link_width_lanes", "PCIe link width the device trained at.", l,
+              dev.pcie().current_width());
+      b.Gauge("roced_pcie_link_max_width_lanes", "Widest PCIe link the device supports.", l,
+              dev.pcie().max_width());
+      b.Gauge("roced_pcie_link_speed_transfers_per_second",
+              "PCIe link speed the device trained at (per lane).", l,
+              dev.pcie().current_speed_gts() * 1e9);
+      b.Gauge("roced_pcie_link_max_speed_transfers_per_second",
+              "Fastest PCIe link speed the device supports (per lane).", l,
+              dev.pcie().max_speed_gts() * 1e9);
+      b.Gauge("roced_pcie_link_degraded",
+              "1 when the PCIe link trained narrower or slower than the device supports.", l,
+              dev.pcie().degraded() ? 1 : 0);
+    }
+    for (const auto& port : dev.ports()) {
+      std::vector<ClientMetric::Label> l = {
+          {"device", d}, {"port", absl::StrCat(port.number())}, {"netdev", port.netdev()}};
+      auto with = [&l](const char* k, const std::string& v) {
+        auto out = l;
+        out.push_back({k, v});
+        return out;
+      };
+      b.Gauge("roced_port_info", "RDMA port inventory; value is always 1.",
+              with("link_layer", port.link_layer()), 1);
+      for (auto s : {roced::v1::PORT_STATE_DOWN, roced::v1::PORT_STATE_INIT,
+                     roced::v1::PORT_STATE_ARMED, roced::v1::PORT_STATE_ACTIVE,
+                     roced::v1::PORT_STATE_ACTIVE_DEFER}) {
+        b.Gauge("roced_port_state",
+                "RDMA port logical state: 1 for the current state, 0 for the others.",
+                with("state", PortStateLabel(s)), port.state() == s ? 1 : 0);
+      }
+      b.Gauge("roced_port_rate_bits_per_second", "RDMA port rate.", l, port.rate_gbps() * 1e9);
+      b.Gauge("roced_port_active_mtu_bytes", "RDMA port active (IB) MTU.", l, port.active_mtu());
+      if (!port.netdev().empty()) {
+        b.Gauge("roced_netdev_mtu_bytes", "MTU of the netdev carrying the port's RoCE traffic.", l,
+                port.netdev_mtu());
+        b.Gauge("roced_netdev_up", "1 when the port's netdev operstate is up.", l,
+                port.netdev_operstate() == "up" ? 1 : 0);
+      }
+      std::map<std::string, int> by_type = {{"ib", 0}, {"roce_v1", 0}, {"roce_v2", 0}};
+      for (const auto& gid : port.gids()) by_type[GidTypeLabel(gid.type())]++;
+      for (const auto& [type, count] : by_type) {
+        if (type == "ib" && port.link_layer() == "Ethernet") continue;
+        b.Gauge("roced_port_gids", "Populated GID table entries by type.", with("type", type),
+                count);
+      }
+    }
+  }
+  return b.Take();
+}
+
+}  // namespace roced::metrics

@@ -1,0 +1,403 @@
+#include "model/validate.h"
+
+#include <set>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "util/fs.h"
+
+namespace roced::model {
+namespace {
+
+using roced::v1::Severity;
+using roced::v1::ValidationIssue;
+
+absl::Duration ToDuration(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+class Checker {
+ public:
+  Checker(const SourceMap* positions, std::vector<ValidationIssue>* issues)
+      : positions_(positions), issues_(issues) {}
+
+  void Add(Severity severity, const std::string& path, const std::string& message) {
+    ValidationIssue issue;
+    issue.set_path(path);
+    issue.set_message(message);
+    issue.set_severity(severity);
+    if (positions_ != nullptr) {
+      // Point at the most specific node we know: the path itself, else its
+      // closest ancestor; a missing top-level field points at the document.
+      std::string p = path;
+      while (true) {
+        auto it = positions_->find(p.empty() ? "." : p);
+        if (it != positions_->end()) {
+          issue.set_line(it->second.line);
+          issue.set_column(it->second.column);
+          break;
+        }
+        if (p.empty()) break;
+        size_t cut = p.find_last_of(".[");
+        p = cut == std::string::npos ? "" : p.substr(0, cut);
+      }
+    }
+    issues_->push_back(std::move(issue));
+  }
+  void Error(const std::string& path, const std::string& message) {
+    Add(roced::v1::SEVERITY_ERROR, path, message);
+  }
+  void Warn(const std::string& path, const std::string& message) {
+    Add(roced::v1::SEVERITY_WARNING, path, message);
+  }
+
+  // Checks lo <= v <= hi; the message names the value and the range.
+  bool Range(const std::string& path, uint64_t v, uint64_t lo, uint64_t hi,
+             const std::string& what = "") {
+    if (v >= lo && v <= hi) return true;
+    Error(path, absl::StrCat(what.empty() ? "value" : what, " ", v, " is out of range; allowed ",
+                             lo, "-", hi));
+    return false;
+  }
+
+  void DurationRange(const std::string& path, const google::protobuf::Duration& d,
+                     absl::Duration lo, absl::Duration hi) {
+    absl::Duration v = ToDuration(d);
+    if (v < lo || v > hi) {
+      Error(path, absl::StrCat("duration ", absl::FormatDuration(v), " is out of range; allowed ",
+                               absl::FormatDuration(lo), " to ", absl::FormatDuration(hi)));
+    }
+  }
+
+  // A list of distinct priorities 0-7.
+  std::set<uint32_t> Priorities(const std::string& path,
+                                const google::protobuf::RepeatedField<uint32_t>& list) {
+    std::set<uint32_t> seen;
+    for (int i = 0; i < list.size(); ++i) {
+      std::string p = absl::StrCat(path, "[", i, "]");
+      if (!Range(p, list[i], 0, 7, "priority")) continue;
+      if (!seen.insert(list[i]).second) Error(p, absl::StrCat("priority ", list[i], " listed twice"));
+    }
+    return seen;
+  }
+
+ private:
+  const SourceMap* positions_;
+  std::vector<ValidationIssue>* issues_;
+};
+
+bool IsPciAddress(const std::string& s) {
+  // dddd:bb:dd.f, hex digits.
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11}) {
+    if (!absl::ascii_isxdigit(s[i])) return false;
+  }
+  return true;
+}
+
+bool IsHostPort(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string host = s.substr(0, colon);
+  if (host.front() == '[' && host.back() != ']') return false;
+  uint32_t port;
+  return absl::SimpleAtoi(s.substr(colon + 1), &port) && port >= 1 && port <= 65535;
+}
+
+void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
+  std::set<uint32_t> mapped_prios;
+  for (const auto& [dscp, prio] : qos.dscp_to_priority()) {
+    std::string p = absl::StrCat(path, ".dscp_to_priority[", dscp, "]");
+    c.Range(p, dscp, 0, 63, "DSCP");
+    if (c.Range(p, prio, 0, 7, "priority")) mapped_prios.insert(prio);
+  }
+  if (qos.trust() == roced::v1::TRUST_PCP && qos.dscp_to_priority_size() > 0) {
+    c.Warn(path + ".dscp_to_priority",
+           "DSCP entries are given but trust is pcp; on mlx5 installing DSCP entries switches the "
+           "port to DSCP trust");
+  }
+  std::set<uint32_t> pfc_prios;
+  if (qos.has_pfc()) {
+    pfc_prios = c.Priorities(path + ".pfc.priorities", qos.pfc().priorities());
+    if (qos.pfc().has_delay()) c.Range(path + ".pfc.delay", qos.pfc().delay(), 0, 65535, "delay");
+    if (qos.trust() == roced::v1::TRUST_DSCP) {
+      for (uint32_t prio : pfc_prios) {
+        if (!mapped_prios.count(prio)) {
+          c.Warn(path + ".pfc.priorities",
+                 absl::StrCat("PFC is enabled on priority ", prio,
+                              " but no DSCP maps to it under trust dscp: lossless traffic will "
+                              "not land on the paused priority"));
+        }
+      }
+    }
+  }
+  if (qos.has_ets()) {
+    const auto& ets = qos.ets();
+    const std::string ep = path + ".ets";
+    if (ets.priority_to_tc_size() != 8) {
+      c.Error(ep + ".priority_to_tc",
+              absl::StrCat("needs exactly 8 entries (one per priority 0-7), found ",
+                           ets.priority_to_tc_size()));
+    }
+    if (ets.tc_bandwidth_size() != 8) {
+      c.Error(ep + ".tc_bandwidth",
+              absl::StrCat("needs exactly 8 entries (one per traffic class 0-7), found ",
+                           ets.tc_bandwidth_size()));
+    }
+    if (ets.tsa_size() != 8) {
+      c.Error(ep + ".tsa", absl::StrCat("needs exactly 8 entries (one per traffic class 0-7), found ",
+                                        ets.tsa_size()));
+    }
+    for (int i = 0; i < ets.priority_to_tc_size(); ++i) {
+      c.Range(absl::StrCat(ep, ".priority_to_tc[", i, "]"), ets.priority_to_tc(i), 0, 7,
+              "traffic class");
+    }
+    uint64_t sum = 0;
+    bool any_ets = false;
+    for (int i = 0; i < ets.tc_bandwidth_size(); ++i) {
+      std::string p = absl::StrCat(ep, ".tc_bandwidth[", i, "]");
+      c.Range(p, ets.tc_bandwidth(i), 0, 100, "bandwidth percent");
+      bool is_ets = i < ets.tsa_size() && ets.tsa(i) == roced::v1::TSA_ETS;
+      if (is_ets) {
+        sum += ets.tc_bandwidth(i);
+        any_ets = true;
+      } else if (ets.tc_bandwidth(i) != 0 && i < ets.tsa_size()) {
+        c.Error(p, absl::StrCat("traffic class ", i,
+                                " is not ets but has bandwidth ", ets.tc_bandwidth(i),
+                                "; only ets classes take a share (use 0)"));
+      }
+    }
+    if (ets.tsa_size() == 8 && ets.tc_bandwidth_size() == 8 && any_ets && sum != 100) {
+      c.Error(ep + ".tc_bandwidth",
+              absl::StrCat("bandwidths of ets traffic classes sum to ", sum, "; they must sum to 100"));
+    }
+    for (int i = 0; i < ets.tsa_size(); ++i) {
+      if (ets.tsa(i) == roced::v1::TSA_UNSPECIFIED) {
+        c.Error(absl::StrCat(ep, ".tsa[", i, "]"), "must be one of: strict, ets, vendor");
+      }
+    }
+  }
+  if (qos.has_ecn()) {
+    std::set<uint32_t> np = c.Priorities(path + ".ecn.np_priorities", qos.ecn().np_priorities());
+    c.Priorities(path + ".ecn.rp_priorities", qos.ecn().rp_priorities());
+    if (qos.has_pfc()) {
+      for (uint32_t prio : pfc_prios) {
+        if (!np.count(prio)) {
+          c.Warn(path + ".ecn.np_priorities",
+                 absl::StrCat("lossless priority ", prio,
+                              " has no ECN notification point: congestion will be handled by "
+                              "PFC alone (pause storms)"));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool HasErrors(const std::vector<ValidationIssue>& issues) {
+  for (const auto& i : issues) {
+    if (i.severity() == roced::v1::SEVERITY_ERROR) return true;
+  }
+  return false;
+}
+
+uint64_t HugepageSizeKb(const std::string& size) {
+  if (size == "2Mi" || size == "2048kB" || size == "2M") return 2048;
+  if (size == "1Gi" || size == "1048576kB" || size == "1G") return 1048576;
+  return 0;
+}
+
+void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positions,
+                    std::vector<ValidationIssue>* issues) {
+  Checker c(positions, issues);
+  if (config.api_version() != "roced/v1") {
+    c.Error("apiVersion", config.api_version().empty()
+                              ? "is required; must be roced/v1"
+                              : absl::StrCat("'", config.api_version(), "' is not supported; must be roced/v1"));
+  }
+  if (config.kind() != "NodeConfig") {
+    c.Error("kind", config.kind().empty()
+                        ? "is required; must be NodeConfig"
+                        : absl::StrCat("'", config.kind(), "' is not supported; must be NodeConfig"));
+  }
+
+  std::set<std::string> match_keys;
+  for (int i = 0; i < config.interfaces_size(); ++i) {
+    const auto& iface = config.interfaces(i);
+    const std::string path = absl::StrCat("interfaces[", i, "]");
+    std::string key;
+    switch (iface.match().key_case()) {
+      case roced::v1::InterfaceMatch::kNetdev:
+        key = "netdev=" + iface.match().netdev();
+        if (iface.match().netdev().empty() || iface.match().netdev().size() > 15) {
+          c.Error(path + ".match.netdev", "must be an interface name of 1-15 characters");
+        }
+        break;
+      case roced::v1::InterfaceMatch::kRdmaDevice:
+        key = "rdma_device=" + iface.match().rdma_device();
+        if (iface.match().rdma_device().empty() || iface.match().rdma_device().size() > 63) {
+          c.Error(path + ".match.rdma_device", "must be an RDMA device name of 1-63 characters");
+        }
+        break;
+      case roced::v1::InterfaceMatch::kPci:
+        key = "pci=" + absl::AsciiStrToLower(iface.match().pci());
+        if (!IsPciAddress(iface.match().pci())) {
+          c.Error(path + ".match.pci",
+                  absl::StrCat("'", iface.match().pci(),
+                               "' is not a PCI address; expected domain:bus:device.function "
+                               "such as 0000:3b:00.0"));
+        }
+        break;
+      case roced::v1::InterfaceMatch::KEY_NOT_SET:
+        c.Error(path + ".match", "is required: one of netdev, rdma_device or pci");
+        break;
+    }
+    if (!key.empty() && !match_keys.insert(key).second) {
+      c.Error(path + ".match", absl::StrCat("interface ", key, " is configured twice"));
+    }
+    if (iface.has_mtu()) c.Range(path + ".mtu", iface.mtu(), kMinMtu, kMaxMtu, "MTU");
+    if (iface.has_qos()) ValidateQos(c, path + ".qos", iface.qos());
+    if (iface.has_roce()) {
+      if (iface.roce().has_default_tos()) {
+        c.Range(path + ".roce.default_tos", iface.roce().default_tos(), 0, 255, "ToS");
+        const auto& qos = iface.qos();
+        uint32_t dscp = iface.roce().default_tos() >> 2;
+        if (iface.has_qos() && qos.trust() == roced::v1::TRUST_DSCP &&
+            qos.dscp_to_priority_size() > 0 && iface.roce().default_tos() <= 255 &&
+            !qos.dscp_to_priority().contains(dscp)) {
+          c.Warn(path + ".roce.default_tos",
+                 absl::StrCat("ToS ", iface.roce().default_tos(), " carries DSCP ", dscp,
+                              ", which dscp_to_priority does not map: RoCE traffic lands on "
+                              "priority 0"));
+        }
+      }
+    }
+  }
+
+  std::set<std::pair<uint64_t, int32_t>> pools;
+  for (int i = 0; i < config.hugepages_size(); ++i) {
+    const auto& hp = config.hugepages(i);
+    const std::string path = absl::StrCat("hugepages[", i, "]");
+    uint64_t kb = HugepageSizeKb(hp.size());
+    if (kb == 0) {
+      c.Error(path + ".size", absl::StrCat("'", hp.size(), "' is not a hugepage size; allowed: 2Mi, 1Gi"));
+    }
+    c.Range(path + ".count", hp.count(), 0, 1u << 24, "count");
+    int32_t numa = hp.has_numa_node() ? hp.numa_node() : -1;
+    if (hp.has_numa_node() && (hp.numa_node() < 0 || hp.numa_node() > 1023)) {
+      c.Error(path + ".numa_node",
+              absl::StrCat("NUMA node ", hp.numa_node(), " is out of range; allowed 0-1023"));
+    }
+    if (kb != 0 && !pools.insert({kb, numa}).second) {
+      c.Error(path, absl::StrCat("hugepage pool ", hp.size(),
+                                 numa >= 0 ? absl::StrCat(" on NUMA node ", numa) : " (node-wide)",
+                                 " is configured twice"));
+    }
+  }
+
+  if (config.has_probes()) {
+    const auto& pr = config.probes();
+    std::set<std::string> names;
+    for (int i = 0; i < pr.peers_size(); ++i) {
+      const std::string path = absl::StrCat("probes.peers[", i, "]");
+      if (pr.peers(i).name().empty()) c.Error(path + ".name", "is required");
+      else if (!names.insert(pr.peers(i).name()).second) {
+        c.Error(path + ".name", absl::StrCat("peer '", pr.peers(i).name(), "' is listed twice"));
+      }
+      if (!IsHostPort(pr.peers(i).address())) {
+        c.Error(path + ".address",
+                absl::StrCat("'", pr.peers(i).address(),
+                             "' is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
+      }
+    }
+    if (pr.has_max_concurrent()) c.Range("probes.max_concurrent", pr.max_concurrent(), 1, 64);
+    if (pr.has_traffic_class()) c.Range("probes.traffic_class", pr.traffic_class(), 0, 255, "ToS");
+    if (pr.has_latency()) {
+      const auto& l = pr.latency();
+      if (l.has_interval()) c.DurationRange("probes.latency.interval", l.interval(), absl::Seconds(1), absl::Hours(24));
+      if (l.has_size()) c.Range("probes.latency.size", l.size(), 1, 1u << 20, "size");
+      if (l.has_iterations()) c.Range("probes.latency.iterations", l.iterations(), 1, 1000000, "iterations");
+    }
+    if (pr.has_bandwidth()) {
+      const auto& b = pr.bandwidth();
+      if (b.has_interval()) c.DurationRange("probes.bandwidth.interval", b.interval(), absl::Minutes(1), absl::Hours(24));
+      if (b.has_duration()) c.DurationRange("probes.bandwidth.duration", b.duration(), absl::Milliseconds(100), absl::Seconds(30));
+      if (b.has_size()) c.Range("probes.bandwidth.size", b.size(), 1, 1u << 24, "size");
+      if (b.has_qps()) c.Range("probes.bandwidth.qps", b.qps(), 1, 16, "QP count");
+      if (b.has_outstanding()) c.Range("probes.bandwidth.outstanding", b.outstanding(), 1, 4096, "outstanding");
+    }
+  }
+  if (config.has_reconcile() && config.reconcile().has_interval()) {
+    c.DurationRange("reconcile.interval", config.reconcile().interval(), absl::Seconds(1), absl::Hours(1));
+  }
+  if (config.has_pfc_watchdog()) {
+    const auto& w = config.pfc_watchdog();
+    if (w.has_poll_interval()) c.DurationRange("pfc_watchdog.poll_interval", w.poll_interval(), absl::Milliseconds(10), absl::Seconds(10));
+    if (w.has_detection_time()) c.DurationRange("pfc_watchdog.detection_time", w.detection_time(), absl::Milliseconds(10), absl::Minutes(1));
+    if (w.has_restoration_time()) c.DurationRange("pfc_watchdog.restoration_time", w.restoration_time(), absl::Milliseconds(10), absl::Minutes(1));
+  }
+}
+
+namespace {
+void SetDefaultDuration(google::protobuf::Duration* d, absl::Duration v) {
+  if (d->seconds() != 0 || d->nanos() != 0) return;
+  int64_t secs = absl::IDivDuration(v, absl::Seconds(1), &v);
+  d->set_seconds(secs);
+  d->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(v)));
+}
+}  // namespace
+
+void ApplyDefaults(roced::v1::NodeConfig* config) {
+  if (config->mode() == roced::v1::MODE_UNSPECIFIED) config->set_mode(roced::v1::MODE_ENFORCE);
+  SetDefaultDuration(config->mutable_reconcile()->mutable_interval(), absl::Seconds(30));
+  auto* wd = config->mutable_pfc_watchdog();
+  SetDefaultDuration(wd->mutable_poll_interval(), absl::Milliseconds(100));
+  SetDefaultDuration(wd->mutable_detection_time(), absl::Milliseconds(200));
+  SetDefaultDuration(wd->mutable_restoration_time(), absl::Milliseconds(400));
+  if (config->has_probes()) {
+    auto* pr = config->mutable_probes();
+    if (!pr->has_max_concurrent()) pr->set_max_concurrent(4);
+    auto* l = pr->mutable_latency();
+    SetDefaultDuration(l->mutable_interval(), absl::Seconds(10));
+    if (!l->has_size()) l->set_size(2);
+    if (!l->has_iterations()) l->set_iterations(1000);
+    auto* b = pr->mutable_bandwidth();
+    SetDefaultDuration(b->mutable_interval(), absl::Minutes(5));
+    SetDefaultDuration(b->mutable_duration(), absl::Seconds(2));
+    if (!b->has_size()) b->set_size(65536);
+    if (!b->has_qps()) b->set_qps(1);
+    if (!b->has_outstanding()) b->set_outstanding(128);
+  }
+}
+
+absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(const std::string& path,
+                                                     std::vector<ValidationIssue>* warnings) {
+  auto text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
+  std::vector<ValidationIssue> issues;
+  auto decoded = DecodeYamlConfig(*text, &issues);
+  if (decoded.ok()) ValidateConfig(decoded->config, &decoded->positions, &issues);
+  std::vector<ValidationIssue> errors;
+  for (auto& i : issues) {
+    if (i.severity() == roced::v1::SEVERITY_WARNING) {
+      if (warnings != nullptr) warnings->push_back(i);
+    } else {
+      errors.push_back(i);
+    }
+  }
+  if (!errors.empty()) {
+    std::string msg = FormatIssues(path, errors);
+    if (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    return absl::InvalidArgumentError(msg);
+  }
+  return std::move(decoded->config);
+}
+
+}  // namespace roced::model

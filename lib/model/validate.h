@@ -1,0 +1,41 @@
+// Semantic validation of a desired NodeConfig: ranges, contradictions and
+// cross-field checks the schema cannot express. Pure; thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "model/config_yaml.h"
+#include "roced/v1/agent.pb.h"
+#include "roced/v1/config.pb.h"
+
+namespace roced::model {
+
+// Limits, shared with the docs and the CLI.
+inline constexpr uint32_t kMinMtu = 576;
+inline constexpr uint32_t kMaxMtu = 9978;
+
+// Appends every problem found to `issues`: errors (the config must be
+// rejected) and warnings (accepted, but probably not what the operator
+// meant, e.g. a PFC priority no DSCP maps to under DSCP trust). `positions`
+// (may be null) adds YAML line/column to each issue.
+void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positions,
+                    std::vector<roced::v1::ValidationIssue>* issues);
+
+// True when any issue is an error.
+bool HasErrors(const std::vector<roced::v1::ValidationIssue>& issues);
+
+// Parses a hugepage size ("2Mi", "1Gi", "2048kB", "1048576kB") to kB; 0 when
+// not one of the sizes x86-64 supports.
+uint64_t HugepageSizeKb(const std::string& size);
+
+// Fills defaults the agent uses for absent settings (mode enforce, reconcile
+// interval 30s, probe and watchdog defaults). Idempotent.
+void ApplyDefaults(roced::v1::NodeConfig* config);
+
+// Loads, decodes and validates a config file. Returns the config, or
+// INVALID_ARGUMENT whose message is FormatIssues() of every error.
+// Warnings are appended to `warnings` when non-null.
+absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(
+    const std::string& path, std::vector<roced::v1::ValidationIssue>* warnings);
+
+}  // namespace roced::model

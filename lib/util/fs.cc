@@ -1,0 +1,138 @@
+#include "util/fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace roced::util {
+
+absl::Status ErrnoToStatus(int err, const std::string& what) {
+  std::string msg = absl::StrCat(what, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENODEV:
+    case ENXIO:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return absl::PermissionDeniedError(msg);
+    case EOPNOTSUPP:
+      return absl::UnimplementedError(msg);
+    case EAGAIN:
+    case EBUSY:
+    case EINTR:
+      return absl::UnavailableError(msg);
+    case EINVAL:
+    case ERANGE:
+      return absl::InvalidArgumentError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", path));
+  std::string out;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ErrnoToStatus(err, absl::StrCat("read ", path));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+absl::StatusOr<std::string> ReadFileTrimmed(const std::string& path) {
+  auto content = ReadFile(path);
+  if (!content.ok()) return content.status();
+  return std::string(absl::StripTrailingAsciiWhitespace(*content));
+}
+
+absl::Status WriteAttribute(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", path));
+  ssize_t n = ::write(fd, content.data(), content.size());
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return ErrnoToStatus(err, absl::StrCat("write ", path));
+  if (static_cast<size_t>(n) != content.size()) {
+    return absl::InternalError(absl::StrCat("short write to ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("create ", tmp));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return ErrnoToStatus(err, absl::StrCat("write ", tmp));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return ErrnoToStatus(err, absl::StrCat("fsync ", tmp));
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoToStatus(err, absl::StrCat("rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return ErrnoToStatus(errno, absl::StrCat("opendir ", path));
+  std::vector<std::string> names;
+  while (struct dirent* ent = ::readdir(dir)) {
+    std::string name = ent->d_name;
+    if (name == "." || name == "..") continue;
+    names.push_back(std::move(name));
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<std::string> ReadLink(const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf) - 1);
+  if (n < 0) return ErrnoToStatus(errno, absl::StrCat("readlink ", path));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace roced::util

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything roced's build, tests and demo need on Debian 12.
+# Idempotent: packages already present are left alone; safe to run again.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config ninja-build git
+  # gRPC, Protocol Buffers, Abseil
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  # config, metrics, tests
+  libyaml-cpp-dev prometheus-cpp-dev libgtest-dev libgmock-dev
+  # kernel-facing libraries
+  libnl-3-dev libnl-route-3-dev libibverbs-dev librdmacm-dev libsystemd-dev
+  rdma-core ibverbs-utils perftest iproute2 ethtool kmod
+  # test tools: promtool (metrics format checks), curl (scrapes), systemd-analyze
+  prometheus curl systemd python3 python3-yaml
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup-deps: must run as root (apt-get install)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup-deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+
+echo "setup-deps: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+echo "setup-deps: done"

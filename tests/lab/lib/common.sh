@@ -1,0 +1,74 @@
+# Shared settings for tests/lab/lab and tests/lab/setup.sh. Sourced, not run.
+# shellcheck shell=bash
+
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_DIR=$(cd "$LAB_DIR/../.." && pwd)
+
+# Downloaded kernels, built modules and initramfs images (outside the tree).
+LAB_CACHE=${LAB_CACHE:-/var/cache/roced-lab}
+# One lab instance = one network namespace + one run dir. LAB_NAME lets a
+# second lab (e.g. the ctest suite) run beside an interactive one.
+LAB_NAME=${LAB_NAME:-roced-lab}
+LAB_RUN=${LAB_RUN:-/run/$LAB_NAME}
+LAB_NETNS=$LAB_NAME
+
+LAB_SUBNET_PREFIX=192.168.77      # exists only inside the lab namespace
+LAB_HOST_IP=$LAB_SUBNET_PREFIX.1  # the namespace's own address on the bridge
+LAB_BRIDGE=labbr0
+LAB_MAX_NODES=4
+LAB_RUNNER_PORT_BASE=2200         # exec runner: 127.0.0.1:(base+i) in the netns
+LAB_GRPC_PORT=7471
+LAB_METRICS_PORT=9471
+
+lab_log() { printf 'lab: %s\n' "$*" >&2; }
+lab_die() { printf 'lab: error: %s\n' "$*" >&2; exit 1; }
+
+lab_node_index() { # node3 -> 3
+  local n=$1
+  [[ $n =~ ^node([1-9])$ ]] || return 1
+  (( BASH_REMATCH[1] <= LAB_MAX_NODES )) || return 1
+  echo "${BASH_REMATCH[1]}"
+}
+lab_node_ip() { echo "$LAB_SUBNET_PREFIX.$((10 + $1))"; }
+lab_node_tap() { echo "tap-node$1"; }
+lab_node_mac() { printf '52:54:00:77:00:%02x' "$1"; }
+
+# Kernel version the lab uses, e.g. 6.1.0-56-amd64: from the linux-image-amd64
+# metapackage (so image and headers always match); LAB_KVER overrides; without
+# apt lists, the newest kernel already in the cache.
+lab_resolve_kver() {
+  if [[ -n ${LAB_KVER:-} ]]; then echo "$LAB_KVER"; return; fi
+  local dep="" stamp memo=$LAB_CACHE/kver.resolved
+  # apt-cache takes seconds here (no binary package cache), so remember the
+  # answer for as long as the apt lists are unchanged.
+  stamp=$(stat -c %Y /var/lib/apt/lists 2>/dev/null; ls -t /var/lib/apt/lists 2>/dev/null | head -1)
+  stamp=$(echo "$stamp" | paste -sd' ')
+  if [[ -f $memo && $(head -1 "$memo") == "$stamp" ]]; then
+    dep=$(sed -n 2p "$memo")
+    [[ -f $LAB_CACHE/$dep/.ready ]] || dep=""
+  fi
+  if [[ -z $dep ]]; then
+    dep=$(apt-cache depends linux-image-amd64 2>/dev/null |
+          sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*-amd64\)$/\1/p' | head -1)
+    if [[ -n $dep && -d $LAB_CACHE ]]; then printf '%s\n%s\n' "$stamp" "$dep" >"$memo" 2>/dev/null || true; fi
+  fi
+  if [[ -z $dep && -d $LAB_CACHE ]]; then
+    dep=$(find "$LAB_CACHE" -mindepth 2 -maxdepth 2 -name .ready -printf '%h\n' 2>/dev/null |
+          xargs -r -n1 basename | sort -V | tail -1)
+  fi
+  [[ -n $dep ]] || return 1
+  echo "$dep"
+}
+
+# Paths derived from a kernel version.
+lab_kpaths() {
+  local kver=$1
+  KVER=$kver
+  KCACHE=$LAB_CACHE/$kver
+  KROOT=$KCACHE/root
+  KIMAGE=$KROOT/boot/vmlinuz-$kver
+  KMODDIR=$KROOT/lib/modules/$kver
+  KHEADERS=$KROOT/usr/src/linux-headers-$kver
+  KMODULE=$KCACHE/module/roce_dcbtest.ko
+  KINITRD=$KCACHE/initramfs.cpio.gz
+}

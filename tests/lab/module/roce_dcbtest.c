@@ -1,0 +1,1108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * roce_dcbtest: a DCB-capable "test NIC" for the roced lab.
+ *
+ * No virtual driver in mainline implements DCB, so the lab loads this module
+ * on a guest's virtio_net interface. It attaches to an existing net_device
+ * (module parameter ifname) and gives it:
+ *
+ *  - dcbnl_ops: IEEE PFC (with per-priority requests/indications), ETS,
+ *    the DSCP app table, DCBX mode and the port buffer, behaving like the
+ *    upstream mlx5 driver where that matters to a host agent:
+ *      * only DSCP app entries are accepted (-EINVAL otherwise);
+ *      * the first DSCP entry switches the port to DSCP trust, deleting the
+ *        last one switches it back to PCP;
+ *      * a pfc_en change toggles the port link (counted in link_flaps;
+ *        with flap_ms > 0 the carrier really goes down for that long).
+ *  - mlx5-style ethtool statistics appended to the driver's own
+ *    (rx_prio<N>_pause, tx_prio<N>_pause, rx_prio<N>_pause_duration, ...,
+ *    rx_pause_ctrl_phy, tx_pause_ctrl_phy, rx_discards_phy, ...).
+ *  - MLNX_OFED-style sysfs: <netdev>/ecn/roce_np|roce_rp/enable/<0..7> and
+ *    a few DCQCN parameters.
+ *  - test controls in <netdev>/dcbtest/ (see README.md next to this file):
+ *    trust, link_flaps, flap_ms, refuse_{pfc,ets,app,dcbx,buffer}, storm,
+ *    set_counter, stats_mode, calls, dscp2prio.
+ *
+ * Unloading restores the device's original dcbnl_ops (NULL) and
+ * ethtool_ops, deletes the app entries it added and removes its sysfs files.
+ *
+ * Locking: every dcbnl and ethtool callback runs under RTNL, and so do the
+ * sysfs handlers that touch DCB state (with rtnl_trylock/restart_syscall,
+ * because sysfs removal under RTNL waits for running handlers). Counters are atomic64 so that the
+ * storm worker can bump them without RTNL.
+ */
+
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/ethtool.h>
+#include <linux/slab.h>
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
+#include <linux/workqueue.h>
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+#include <net/dcbnl.h>
+
+#define NPRIO 8
+#define MAX_DSCP 64
+#define MAX_CABLE_LENGTH 1000
+#define STORM_TICK_MS 100
+
+static char *ifname = "eth0";
+module_param(ifname, charp, 0444);
+MODULE_PARM_DESC(ifname, "interface to give DCB support to (default eth0)");
+
+/* ---------------------------------------------------------------- stats */
+
+enum prio_stat {
+	PS_RX_PAUSE,
+	PS_RX_PAUSE_DURATION,
+	PS_TX_PAUSE,
+	PS_TX_PAUSE_DURATION,
+	PS_RX_PAUSE_TRANSITION,
+	PS_NUM_PFC, /* the ones above exist only for PFC-enabled prios in "pfc" mode */
+	PS_RX_BUF_DISCARD = PS_NUM_PFC,
+	PS_RX_CONG_DISCARD,
+	PS_RX_MARKED,
+	PS_NUM,
+};
+
+static const char *const prio_stat_fmt[PS_NUM] = {
+	[PS_RX_PAUSE] = "rx_prio%d_pause",
+	[PS_RX_PAUSE_DURATION] = "rx_prio%d_pause_duration",
+	[PS_TX_PAUSE] = "tx_prio%d_pause",
+	[PS_TX_PAUSE_DURATION] = "tx_prio%d_pause_duration",
+	[PS_RX_PAUSE_TRANSITION] = "rx_prio%d_pause_transition",
+	[PS_RX_BUF_DISCARD] = "rx_prio%d_buf_discard",
+	[PS_RX_CONG_DISCARD] = "rx_prio%d_cong_discard",
+	[PS_RX_MARKED] = "rx_prio%d_marked",
+};
+
+enum global_stat {
+	GS_RX_PAUSE_CTRL_PHY,
+	GS_TX_PAUSE_CTRL_PHY,
+	GS_RX_DISCARDS_PHY,
+	GS_TX_PAUSE_STORM_WARNING,
+	GS_TX_PAUSE_STORM_ERROR,
+	GS_NUM,
+};
+
+static const char *const global_stat_name[GS_NUM] = {
+	[GS_RX_PAUSE_CTRL_PHY] = "rx_pause_ctrl_phy",
+	[GS_TX_PAUSE_CTRL_PHY] = "tx_pause_ctrl_phy",
+	[GS_RX_DISCARDS_PHY] = "rx_discards_phy",
+	[GS_TX_PAUSE_STORM_WARNING] = "tx_pause_storm_warning_events",
+	[GS_TX_PAUSE_STORM_ERROR] = "tx_pause_storm_error_events",
+};
+
+/* ---------------------------------------------------------------- state */
+
+enum call_kind {
+	C_SETPFC, C_SETETS, C_SETAPP, C_DELAPP, C_SETDCBX, C_SETBUFFER, C_NUM,
+};
+
+static const char *const call_name[C_NUM] = {
+	"setpfc", "setets", "setapp", "delapp", "setdcbx", "setbuffer",
+};
+
+struct dcbtest {
+	struct net_device *dev;
+	netdevice_tracker tracker;
+	const struct ethtool_ops *orig_ethtool_ops;
+	struct ethtool_ops ethtool_ops;
+
+	/* DCB state, RTNL */
+	struct ieee_pfc pfc;
+	struct ieee_ets ets;
+	struct dcbnl_buffer buffer;
+	u8 dcbx_cap;
+	bool trust_dscp;
+	u8 dscp2prio[MAX_DSCP];
+	int dscp_app_cnt;
+	u64 link_flaps;
+	u64 calls[C_NUM];
+	bool stats_pfc_only;
+
+	/* test controls: errno to return (positive), 0 = accept */
+	int refuse_pfc, refuse_ets, refuse_app, refuse_dcbx, refuse_buffer;
+	unsigned int flap_ms;
+
+	/* counters */
+	atomic64_t prio_stats[PS_NUM][NPRIO];
+	atomic64_t global_stats[GS_NUM];
+
+	/* storm */
+	spinlock_t storm_lock;
+	bool storm_on;
+	int storm_prio;
+	unsigned int storm_rate; /* pause frames per second */
+	bool storm_rx, storm_tx;
+	u64 storm_carry; /* frames * 1000 not yet counted */
+	struct delayed_work storm_work;
+	struct delayed_work carrier_work;
+
+	/* MLNX_OFED-style ecn */
+	u8 np_enable[NPRIO], rp_enable[NPRIO];
+
+	struct kobject *ctl_kobj;
+	struct kobject *ecn_kobj, *np_kobj, *rp_kobj, *np_en_kobj, *rp_en_kobj;
+};
+
+static struct dcbtest *g;
+
+/* -------------------------------------------------------------- helpers */
+
+static bool pfc_visible(int prio)
+{
+	return !g->stats_pfc_only || (g->pfc.pfc_en & BIT(prio));
+}
+
+static int n_our_stats(void)
+{
+	int p, n = GS_NUM + NPRIO * (PS_NUM - PS_NUM_PFC);
+
+	for (p = 0; p < NPRIO; p++)
+		if (pfc_visible(p))
+			n += PS_NUM_PFC;
+	return n;
+}
+
+/*
+ * Calls fn(name, counter) for each of our stats in ethtool order.
+ * Order follows mlx5: phy counters, per-prio buffer counters, per-prio PFC.
+ */
+typedef void (*stat_fn)(const char *name, atomic64_t *ctr, void *arg);
+
+static void for_each_stat(stat_fn fn, void *arg)
+{
+	char name[ETH_GSTRING_LEN];
+	int p, s;
+
+	for (s = 0; s < GS_NUM; s++)
+		fn(global_stat_name[s], &g->global_stats[s], arg);
+	for (p = 0; p < NPRIO; p++)
+		for (s = PS_NUM_PFC; s < PS_NUM; s++) {
+			snprintf(name, sizeof(name), prio_stat_fmt[s], p);
+			fn(name, &g->prio_stats[s][p], arg);
+		}
+	for (p = 0; p < NPRIO; p++) {
+		if (!pfc_visible(p))
+			continue;
+		for (s = 0; s < PS_NUM_PFC; s++) {
+			snprintf(name, sizeof(name), prio_stat_fmt[s], p);
+			fn(name, &g->prio_stats[s][p], arg);
+		}
+	}
+}
+
+/* ------------------------------------------------------- ethtool wrappers */
+
+static int orig_stats_count(struct net_device *dev)
+{
+	int n = 0;
+
+	if (g->orig_ethtool_ops && g->orig_ethtool_ops->get_sset_count)
+		n = g->orig_ethtool_ops->get_sset_count(dev, ETH_SS_STATS);
+	return n < 0 ? 0 : n;
+}
+
+static int dt_get_sset_count(struct net_device *dev, int sset)
+{
+	if (sset == ETH_SS_STATS)
+		return orig_stats_count(dev) + n_our_stats();
+	if (g->orig_ethtool_ops && g->orig_ethtool_ops->get_sset_count)
+		return g->orig_ethtool_ops->get_sset_count(dev, sset);
+	return -EOPNOTSUPP;
+}
+
+static void put_string(const char *name, atomic64_t *ctr, void *arg)
+{
+	u8 **p = arg;
+
+	strscpy(*p, name, ETH_GSTRING_LEN);
+	*p += ETH_GSTRING_LEN;
+}
+
+static void dt_get_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	int n;
+
+	if (sset != ETH_SS_STATS) {
+		if (g->orig_ethtool_ops && g->orig_ethtool_ops->get_strings)
+			g->orig_ethtool_ops->get_strings(dev, sset, data);
+		return;
+	}
+	n = orig_stats_count(dev);
+	if (n && g->orig_ethtool_ops->get_strings)
+		g->orig_ethtool_ops->get_strings(dev, sset, data);
+	data += n * ETH_GSTRING_LEN;
+	for_each_stat(put_string, &data);
+}
+
+static void put_value(const char *name, atomic64_t *ctr, void *arg)
+{
+	u64 **p = arg;
+
+	**p = atomic64_read(ctr);
+	(*p)++;
+}
+
+static void dt_get_ethtool_stats(struct net_device *dev,
+				 struct ethtool_stats *stats, u64 *data)
+{
+	int n = orig_stats_count(dev);
+
+	if (n && g->orig_ethtool_ops->get_ethtool_stats)
+		g->orig_ethtool_ops->get_ethtool_stats(dev, stats, data);
+	data += n;
+	for_each_stat(put_value, &data);
+}
+
+/* ----------------------------------------------------------------- dcbnl */
+
+static void carrier_work_fn(struct work_struct *w)
+{
+	rtnl_lock();
+	if (g->dev)
+		netif_carrier_on(g->dev);
+	rtnl_unlock();
+}
+
+/* mlx5_toggle_port_link(): a PFC change is a short link flap. */
+static void toggle_port_link(void)
+{
+	g->link_flaps++;
+	if (g->flap_ms) {
+		netif_carrier_off(g->dev);
+		schedule_delayed_work(&g->carrier_work,
+				      msecs_to_jiffies(g->flap_ms));
+	}
+}
+
+static int dt_ieee_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	int p;
+
+	*pfc = g->pfc;
+	for (p = 0; p < NPRIO; p++) {
+		pfc->requests[p] = atomic64_read(&g->prio_stats[PS_TX_PAUSE][p]);
+		pfc->indications[p] = atomic64_read(&g->prio_stats[PS_RX_PAUSE][p]);
+	}
+	return 0;
+}
+
+static int dt_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	g->calls[C_SETPFC]++;
+	if (g->refuse_pfc)
+		return -g->refuse_pfc;
+	if (pfc->pfc_en != g->pfc.pfc_en) {
+		g->pfc.pfc_en = pfc->pfc_en;
+		toggle_port_link();
+	}
+	/* mlx5 takes delay as the cable length used for headroom */
+	if (pfc->delay && pfc->delay < MAX_CABLE_LENGTH)
+		g->pfc.delay = pfc->delay;
+	g->pfc.mbc = pfc->mbc;
+	return 0;
+}
+
+static int dt_ieee_getets(struct net_device *dev, struct ieee_ets *ets)
+{
+	*ets = g->ets;
+	return 0;
+}
+
+static int dt_ieee_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	bool have_ets = false;
+	int i, bw_sum = 0;
+
+	g->calls[C_SETETS]++;
+	if (g->refuse_ets)
+		return -g->refuse_ets;
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (ets->prio_tc[i] >= NPRIO) {
+			netdev_err(dev, "Failed to validate ETS: priority value greater than max(%d)\n",
+				   NPRIO);
+			return -EINVAL;
+		}
+		switch (ets->tc_tsa[i]) {
+		case IEEE_8021QAZ_TSA_STRICT:
+		case IEEE_8021QAZ_TSA_VENDOR:
+			break;
+		case IEEE_8021QAZ_TSA_ETS:
+			have_ets = true;
+			bw_sum += ets->tc_tx_bw[i];
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (have_ets && bw_sum != 100) {
+		netdev_err(dev, "Failed to validate ETS: BW sum is illegal\n");
+		return -EINVAL;
+	}
+	memcpy(g->ets.tc_tx_bw, ets->tc_tx_bw, sizeof(ets->tc_tx_bw));
+	memcpy(g->ets.tc_rx_bw, ets->tc_rx_bw, sizeof(ets->tc_rx_bw));
+	memcpy(g->ets.tc_tsa, ets->tc_tsa, sizeof(ets->tc_tsa));
+	memcpy(g->ets.prio_tc, ets->prio_tc, sizeof(ets->prio_tc));
+	g->ets.willing = ets->willing;
+	return 0;
+}
+
+/* Follows mlx5e_dcbnl_ieee_setapp(). */
+static int dt_ieee_setapp(struct net_device *dev, struct dcb_app *app)
+{
+	struct dcb_app temp;
+	bool is_new;
+	int err;
+
+	g->calls[C_SETAPP]++;
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP ||
+	    app->protocol >= MAX_DSCP || app->priority >= NPRIO)
+		return -EINVAL;
+	if (g->refuse_app)
+		return -g->refuse_app;
+
+	temp.selector = IEEE_8021QAZ_APP_SEL_DSCP;
+	temp.protocol = app->protocol;
+	temp.priority = g->dscp2prio[app->protocol];
+
+	if (!g->dscp_app_cnt)
+		g->trust_dscp = true;
+	g->dscp2prio[app->protocol] = app->priority;
+
+	is_new = dcb_ieee_delapp(dev, &temp) != 0;
+	err = dcb_ieee_setapp(dev, app);
+	if (err)
+		return err;
+	if (is_new)
+		g->dscp_app_cnt++;
+	return 0;
+}
+
+/* Follows mlx5e_dcbnl_ieee_delapp(). */
+static int dt_ieee_delapp(struct net_device *dev, struct dcb_app *app)
+{
+	int err;
+
+	g->calls[C_DELAPP]++;
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP ||
+	    app->protocol >= MAX_DSCP)
+		return -EINVAL;
+	if (g->refuse_app)
+		return -g->refuse_app;
+	if (!g->dscp_app_cnt)
+		return -ENOENT;
+	if (app->priority != g->dscp2prio[app->protocol])
+		return -ENOENT;
+	err = dcb_ieee_delapp(dev, app);
+	if (err)
+		return err;
+	g->dscp2prio[app->protocol] = 0;
+	g->dscp_app_cnt--;
+	if (!g->dscp_app_cnt)
+		g->trust_dscp = false;
+	return 0;
+}
+
+static u8 dt_getdcbx(struct net_device *dev)
+{
+	return g->dcbx_cap;
+}
+
+/* Follows mlx5e_dcbnl_setdcbx(): 0 = success, 1 = refused. */
+static u8 dt_setdcbx(struct net_device *dev, u8 mode)
+{
+	g->calls[C_SETDCBX]++;
+	if (g->refuse_dcbx)
+		return 1;
+	if (mode & DCB_CAP_DCBX_LLD_MANAGED)
+		return 1;
+	if (!mode) { /* back to firmware (auto) mode */
+		g->dcbx_cap &= ~DCB_CAP_DCBX_HOST;
+		return 0;
+	}
+	if (!(mode & DCB_CAP_DCBX_HOST))
+		return 1;
+	g->dcbx_cap = mode;
+	return 0;
+}
+
+static int dt_getbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
+{
+	*buf = g->buffer;
+	return 0;
+}
+
+static int dt_setbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
+{
+	u32 sum = 0;
+	int i;
+
+	g->calls[C_SETBUFFER]++;
+	if (g->refuse_buffer)
+		return -g->refuse_buffer;
+	for (i = 0; i < NPRIO; i++) {
+		if (buf->prio2buffer[i] >= DCBX_MAX_BUFFERS)
+			return -EINVAL;
+		sum += buf->buffer_size[i];
+	}
+	if (sum > g->buffer.total_size)
+		return -EINVAL;
+	memcpy(g->buffer.prio2buffer, buf->prio2buffer, sizeof(buf->prio2buffer));
+	memcpy(g->buffer.buffer_size, buf->buffer_size, sizeof(buf->buffer_size));
+	return 0;
+}
+
+static const struct dcbnl_rtnl_ops dt_dcbnl_ops = {
+	.ieee_getpfc = dt_ieee_getpfc,
+	.ieee_setpfc = dt_ieee_setpfc,
+	.ieee_getets = dt_ieee_getets,
+	.ieee_setets = dt_ieee_setets,
+	.ieee_setapp = dt_ieee_setapp,
+	.ieee_delapp = dt_ieee_delapp,
+	.getdcbx = dt_getdcbx,
+	.setdcbx = dt_setdcbx,
+	.dcbnl_getbuffer = dt_getbuffer,
+	.dcbnl_setbuffer = dt_setbuffer,
+};
+
+/* ----------------------------------------------------------------- storm */
+
+static void storm_work_fn(struct work_struct *w)
+{
+	u64 frames, dur;
+	unsigned long flags;
+	bool on;
+	int p;
+
+	spin_lock_irqsave(&g->storm_lock, flags);
+	on = g->storm_on;
+	p = g->storm_prio;
+	g->storm_carry += (u64)g->storm_rate * STORM_TICK_MS;
+	frames = div_u64(g->storm_carry, 1000);
+	g->storm_carry -= frames * 1000;
+	spin_unlock_irqrestore(&g->storm_lock, flags);
+	if (!on)
+		return;
+
+	/* one pause quantum of 65535 x 512 bit times at 100G is ~335 us */
+	dur = frames * 335;
+	if (g->storm_rx) {
+		atomic64_add(frames, &g->prio_stats[PS_RX_PAUSE][p]);
+		atomic64_add(dur, &g->prio_stats[PS_RX_PAUSE_DURATION][p]);
+	}
+	if (g->storm_tx) {
+		atomic64_add(frames, &g->prio_stats[PS_TX_PAUSE][p]);
+		atomic64_add(dur, &g->prio_stats[PS_TX_PAUSE_DURATION][p]);
+	}
+	schedule_delayed_work(&g->storm_work, msecs_to_jiffies(STORM_TICK_MS));
+}
+
+/* ----------------------------------------------------------------- sysfs */
+
+static ssize_t ctl_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf);
+static ssize_t ctl_store(struct kobject *kobj, struct kobj_attribute *attr,
+			 const char *buf, size_t count);
+
+#define CTL_RO(n) struct kobj_attribute ctl_##n = __ATTR(n, 0444, ctl_show, NULL)
+#define CTL_RW(n) struct kobj_attribute ctl_##n = __ATTR(n, 0644, ctl_show, ctl_store)
+#define CTL_WO(n) struct kobj_attribute ctl_##n = __ATTR(n, 0200, NULL, ctl_store)
+
+static CTL_RO(trust);
+static CTL_RW(link_flaps);
+static CTL_RW(flap_ms);
+static CTL_RW(refuse_pfc);
+static CTL_RW(refuse_ets);
+static CTL_RW(refuse_app);
+static CTL_RW(refuse_dcbx);
+static CTL_RW(refuse_buffer);
+static CTL_RW(storm);
+static CTL_WO(set_counter);
+static CTL_RW(stats_mode);
+static CTL_RW(calls);
+static CTL_RO(dscp2prio);
+static CTL_RO(dscp_app_cnt);
+static CTL_WO(reset);
+
+static struct attribute *ctl_attrs[] = {
+	&ctl_trust.attr, &ctl_link_flaps.attr, &ctl_flap_ms.attr,
+	&ctl_refuse_pfc.attr, &ctl_refuse_ets.attr, &ctl_refuse_app.attr,
+	&ctl_refuse_dcbx.attr, &ctl_refuse_buffer.attr, &ctl_storm.attr,
+	&ctl_set_counter.attr, &ctl_stats_mode.attr, &ctl_calls.attr,
+	&ctl_dscp2prio.attr, &ctl_dscp_app_cnt.attr, &ctl_reset.attr,
+	NULL,
+};
+
+static const struct attribute_group ctl_group = { .attrs = ctl_attrs };
+
+static int *refuse_ptr(struct kobj_attribute *attr)
+{
+	if (attr == &ctl_refuse_pfc)
+		return &g->refuse_pfc;
+	if (attr == &ctl_refuse_ets)
+		return &g->refuse_ets;
+	if (attr == &ctl_refuse_app)
+		return &g->refuse_app;
+	if (attr == &ctl_refuse_dcbx)
+		return &g->refuse_dcbx;
+	if (attr == &ctl_refuse_buffer)
+		return &g->refuse_buffer;
+	return NULL;
+}
+
+static ssize_t ctl_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf)
+{
+	int *r = refuse_ptr(attr);
+	ssize_t n = 0;
+	int i;
+
+	if (r)
+		return sysfs_emit(buf, "%d\n", *r);
+	if (attr == &ctl_trust)
+		return sysfs_emit(buf, "%s\n", g->trust_dscp ? "dscp" : "pcp");
+	if (attr == &ctl_link_flaps)
+		return sysfs_emit(buf, "%llu\n", g->link_flaps);
+	if (attr == &ctl_flap_ms)
+		return sysfs_emit(buf, "%u\n", g->flap_ms);
+	if (attr == &ctl_stats_mode)
+		return sysfs_emit(buf, "%s\n", g->stats_pfc_only ? "pfc" : "all");
+	if (attr == &ctl_dscp_app_cnt)
+		return sysfs_emit(buf, "%d\n", g->dscp_app_cnt);
+	if (attr == &ctl_storm) {
+		unsigned long flags;
+
+		spin_lock_irqsave(&g->storm_lock, flags);
+		if (g->storm_on)
+			n = sysfs_emit(buf, "%d %u %s\n", g->storm_prio,
+				       g->storm_rate,
+				       g->storm_rx && g->storm_tx ? "both" :
+				       g->storm_rx ? "rx" : "tx");
+		else
+			n = sysfs_emit(buf, "off\n");
+		spin_unlock_irqrestore(&g->storm_lock, flags);
+		return n;
+	}
+	if (attr == &ctl_calls) {
+		if (!rtnl_trylock())
+			return restart_syscall();
+		for (i = 0; i < C_NUM; i++)
+			n += sysfs_emit_at(buf, n, "%s %llu\n", call_name[i],
+					   g->calls[i]);
+		rtnl_unlock();
+		return n;
+	}
+	if (attr == &ctl_dscp2prio) {
+		/* the dscp->prio entries this NIC holds (the app table) */
+		if (!rtnl_trylock())
+			return restart_syscall();
+		for (i = 0; i < MAX_DSCP; i++) {
+			struct dcb_app a = {
+				.selector = IEEE_8021QAZ_APP_SEL_DSCP,
+				.protocol = i,
+			};
+
+			if (dcb_ieee_getapp_mask(g->dev, &a))
+				n += sysfs_emit_at(buf, n, "%d %d\n", i,
+						   g->dscp2prio[i]);
+		}
+		rtnl_unlock();
+		return n;
+	}
+	return -EINVAL;
+}
+
+struct find_ctr_arg {
+	const char *name;
+	atomic64_t *found;
+};
+
+static void find_ctr(const char *name, atomic64_t *ctr, void *arg)
+{
+	struct find_ctr_arg *a = arg;
+
+	if (!a->found && !strcmp(name, a->name))
+		a->found = ctr;
+}
+
+static int store_set_counter(const char *buf)
+{
+	char name[ETH_GSTRING_LEN], val[24];
+	struct find_ctr_arg a = { .name = name };
+	bool saved_mode;
+	u64 v;
+	int err;
+
+	/* "NAME VALUE" sets, "NAME +VALUE" adds */
+	if (sscanf(buf, "%31s %23s", name, val) != 2)
+		return -EINVAL;
+	err = kstrtou64(val[0] == '+' ? val + 1 : val, 0, &v);
+	if (err)
+		return err;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	saved_mode = g->stats_pfc_only;
+	g->stats_pfc_only = false; /* every counter is settable */
+	for_each_stat(find_ctr, &a);
+	g->stats_pfc_only = saved_mode;
+	rtnl_unlock();
+	if (!a.found)
+		return -ENOENT;
+	if (val[0] == '+')
+		atomic64_add(v, a.found);
+	else
+		atomic64_set(a.found, v);
+	return 0;
+}
+
+static int store_storm(const char *buf)
+{
+	char dir[8] = "rx";
+	unsigned int prio, rate;
+	unsigned long flags;
+	bool was_on;
+	int n;
+
+	if (sysfs_streq(buf, "off") || sysfs_streq(buf, "0")) {
+		spin_lock_irqsave(&g->storm_lock, flags);
+		g->storm_on = false;
+		spin_unlock_irqrestore(&g->storm_lock, flags);
+		cancel_delayed_work_sync(&g->storm_work);
+		return 0;
+	}
+	/* "PRIO RATE [rx|tx|both]" */
+	n = sscanf(buf, "%u %u %7s", &prio, &rate, dir);
+	if (n < 2 || prio >= NPRIO || !rate)
+		return -EINVAL;
+	if (strcmp(dir, "rx") && strcmp(dir, "tx") && strcmp(dir, "both"))
+		return -EINVAL;
+	cancel_delayed_work_sync(&g->storm_work);
+	spin_lock_irqsave(&g->storm_lock, flags);
+	was_on = g->storm_on && g->storm_prio == prio;
+	g->storm_on = true;
+	g->storm_prio = prio;
+	g->storm_rate = rate;
+	g->storm_rx = strcmp(dir, "tx") != 0;
+	g->storm_tx = strcmp(dir, "rx") != 0;
+	g->storm_carry = 0;
+	spin_unlock_irqrestore(&g->storm_lock, flags);
+	if (!was_on && g->storm_rx)
+		atomic64_inc(&g->prio_stats[PS_RX_PAUSE_TRANSITION][prio]);
+	if (!was_on && g->storm_tx)
+		atomic64_inc(&g->global_stats[GS_TX_PAUSE_STORM_WARNING]);
+	schedule_delayed_work(&g->storm_work, msecs_to_jiffies(STORM_TICK_MS));
+	return 0;
+}
+
+static int store_reset(void);
+
+static ssize_t ctl_store(struct kobject *kobj, struct kobj_attribute *attr,
+			 const char *buf, size_t count)
+{
+	int *r = refuse_ptr(attr);
+	int err = 0, v, i;
+	unsigned int u;
+
+	if (r) {
+		/* 0 = accept; 1 = refuse with EIO; N > 1 = refuse with errno N */
+		err = kstrtoint(buf, 0, &v);
+		if (!err && (v < 0 || v > 4095))
+			err = -EINVAL;
+		if (!err)
+			*r = v == 1 ? EIO : v;
+	} else if (attr == &ctl_link_flaps) {
+		if (!rtnl_trylock())
+			return restart_syscall();
+		g->link_flaps = 0; /* any write resets */
+		rtnl_unlock();
+	} else if (attr == &ctl_calls) {
+		if (!rtnl_trylock())
+			return restart_syscall();
+		for (i = 0; i < C_NUM; i++)
+			g->calls[i] = 0; /* any write resets */
+		rtnl_unlock();
+	} else if (attr == &ctl_flap_ms) {
+		err = kstrtouint(buf, 0, &u);
+		if (!err && u > 10000)
+			err = -EINVAL;
+		if (!err)
+			g->flap_ms = u;
+	} else if (attr == &ctl_stats_mode) {
+		if (sysfs_streq(buf, "all"))
+			g->stats_pfc_only = false;
+		else if (sysfs_streq(buf, "pfc"))
+			g->stats_pfc_only = true;
+		else
+			err = -EINVAL;
+	} else if (attr == &ctl_storm) {
+		err = store_storm(buf);
+	} else if (attr == &ctl_set_counter) {
+		err = store_set_counter(buf);
+	} else if (attr == &ctl_reset) {
+		err = store_reset();
+	} else {
+		err = -EINVAL;
+	}
+	return err ? err : count;
+}
+
+/* ecn/roce_np|roce_rp/enable/<prio> and DCQCN parameters */
+
+static ssize_t ecn_en_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	u8 *arr = kobj == g->np_en_kobj ? g->np_enable : g->rp_enable;
+	int prio = attr->attr.name[0] - '0';
+
+	return sysfs_emit(buf, "%d\n", arr[prio]);
+}
+
+static ssize_t ecn_en_store(struct kobject *kobj, struct kobj_attribute *attr,
+			    const char *buf, size_t count)
+{
+	u8 *arr = kobj == g->np_en_kobj ? g->np_enable : g->rp_enable;
+	int prio = attr->attr.name[0] - '0';
+	int v, err;
+
+	err = kstrtoint(buf, 0, &v);
+	if (err)
+		return err;
+	if (v != 0 && v != 1)
+		return -EINVAL;
+	arr[prio] = v;
+	return count;
+}
+
+#define ECN_EN(n) __ATTR(n, 0644, ecn_en_show, ecn_en_store)
+static struct kobj_attribute ecn_en_attrs[NPRIO] = {
+	ECN_EN(0), ECN_EN(1), ECN_EN(2), ECN_EN(3),
+	ECN_EN(4), ECN_EN(5), ECN_EN(6), ECN_EN(7),
+};
+
+static struct attribute *ecn_en_attr_list[] = {
+	&ecn_en_attrs[0].attr, &ecn_en_attrs[1].attr, &ecn_en_attrs[2].attr,
+	&ecn_en_attrs[3].attr, &ecn_en_attrs[4].attr, &ecn_en_attrs[5].attr,
+	&ecn_en_attrs[6].attr, &ecn_en_attrs[7].attr, NULL,
+};
+
+static const struct attribute_group ecn_en_group = {
+	.attrs = ecn_en_attr_list,
+};
+
+struct ecn_param {
+	struct kobj_attribute attr;
+	bool np;
+	u32 value, def, max;
+};
+
+static ssize_t ecn_param_show(struct kobject *kobj, struct kobj_attribute *a,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%u\n", container_of(a, struct ecn_param, attr)->value);
+}
+
+static ssize_t ecn_param_store(struct kobject *kobj, struct kobj_attribute *a,
+			       const char *buf, size_t count)
+{
+	struct ecn_param *p = container_of(a, struct ecn_param, attr);
+	u32 v;
+	int err = kstrtou32(buf, 0, &v);
+
+	if (err)
+		return err;
+	if (v > p->max)
+		return -EINVAL;
+	p->value = v;
+	return count;
+}
+
+#define ECN_PARAM(n, is_np, dflt, mx) \
+	{ .attr = __ATTR(n, 0644, ecn_param_show, ecn_param_store), \
+	  .np = is_np, .value = dflt, .def = dflt, .max = mx }
+
+/* MLNX_OFED defaults */
+static struct ecn_param ecn_params[] = {
+	ECN_PARAM(cnp_dscp, true, 48, 63),
+	ECN_PARAM(cnp_802p_prio, true, 6, 7),
+	ECN_PARAM(min_time_between_cnps, true, 4, 4095),
+	ECN_PARAM(rpg_time_reset, false, 300, 131071),
+	ECN_PARAM(rpg_byte_reset, false, 32767, 32767),
+	ECN_PARAM(rpg_threshold, false, 1, 31),
+	ECN_PARAM(rpg_max_rate, false, 0, 400000),
+	ECN_PARAM(rpg_ai_rate, false, 5, 400000),
+	ECN_PARAM(rpg_hai_rate, false, 50, 400000),
+	ECN_PARAM(rpg_gd, false, 11, 15),
+	ECN_PARAM(rpg_min_dec_fac, false, 50, 100),
+	ECN_PARAM(rpg_min_rate, false, 1, 400000),
+	ECN_PARAM(rate_to_set_on_first_cnp, false, 0, 400000),
+	ECN_PARAM(dce_tcp_g, false, 1019, 1023),
+	ECN_PARAM(dce_tcp_rtt, false, 1, 131071),
+	ECN_PARAM(rate_reduce_monitor_period, false, 4, 0x7fffffff),
+	ECN_PARAM(initial_alpha_value, false, 1023, 1023),
+	ECN_PARAM(clamp_tgt_rate, false, 0, 1),
+	ECN_PARAM(clamp_tgt_rate_after_time_inc, false, 1, 1),
+};
+static const int n_ecn_params = ARRAY_SIZE(ecn_params);
+
+/* ------------------------------------------------------- attach / detach */
+
+static void init_state(void);
+static void delete_app_entries(void);
+
+/* Back to the state after insmod: DCB config, app entries, counters, controls. */
+static int store_reset(void)
+{
+	struct net_device *dev = g->dev;
+	unsigned long flags;
+	int s, p;
+
+	if (!rtnl_trylock())
+		return restart_syscall();
+	spin_lock_irqsave(&g->storm_lock, flags);
+	g->storm_on = false;
+	spin_unlock_irqrestore(&g->storm_lock, flags);
+	cancel_delayed_work_sync(&g->storm_work);
+	delete_app_entries();
+	memset(&g->pfc, 0, sizeof(g->pfc));
+	memset(&g->ets, 0, sizeof(g->ets));
+	memset(&g->buffer, 0, sizeof(g->buffer));
+	g->trust_dscp = false;
+	g->dscp_app_cnt = 0;
+	g->link_flaps = 0;
+	memset(g->calls, 0, sizeof(g->calls));
+	g->stats_pfc_only = false;
+	g->refuse_pfc = g->refuse_ets = g->refuse_app = 0;
+	g->refuse_dcbx = g->refuse_buffer = 0;
+	g->flap_ms = 0;
+	for (s = 0; s < PS_NUM; s++)
+		for (p = 0; p < NPRIO; p++)
+			atomic64_set(&g->prio_stats[s][p], 0);
+	for (s = 0; s < GS_NUM; s++)
+		atomic64_set(&g->global_stats[s], 0);
+	for (s = 0; s < n_ecn_params; s++)
+		ecn_params[s].value = ecn_params[s].def;
+	init_state();
+	/* tell RTNLGRP_DCB listeners (e.g. the agent) that everything changed */
+	dcbnl_ieee_notify(dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
+	rtnl_unlock();
+	return 0;
+}
+
+
+static void remove_sysfs(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ecn_params); i++) {
+		struct kobject *k = ecn_params[i].np ? g->np_kobj : g->rp_kobj;
+
+		if (k)
+			sysfs_remove_file(k, &ecn_params[i].attr.attr);
+	}
+	if (g->np_en_kobj) {
+		sysfs_remove_group(g->np_en_kobj, &ecn_en_group);
+		kobject_put(g->np_en_kobj);
+	}
+	if (g->rp_en_kobj) {
+		sysfs_remove_group(g->rp_en_kobj, &ecn_en_group);
+		kobject_put(g->rp_en_kobj);
+	}
+	kobject_put(g->np_kobj);
+	kobject_put(g->rp_kobj);
+	kobject_put(g->ecn_kobj);
+	if (g->ctl_kobj) {
+		sysfs_remove_group(g->ctl_kobj, &ctl_group);
+		kobject_put(g->ctl_kobj);
+	}
+	g->np_en_kobj = g->rp_en_kobj = g->np_kobj = g->rp_kobj = NULL;
+	g->ecn_kobj = g->ctl_kobj = NULL;
+}
+
+static int create_sysfs(struct net_device *dev)
+{
+	struct kobject *parent = &dev->dev.kobj;
+	int i, err;
+
+	g->ctl_kobj = kobject_create_and_add("dcbtest", parent);
+	g->ecn_kobj = kobject_create_and_add("ecn", parent);
+	if (!g->ctl_kobj || !g->ecn_kobj)
+		return -ENOMEM;
+	g->np_kobj = kobject_create_and_add("roce_np", g->ecn_kobj);
+	g->rp_kobj = kobject_create_and_add("roce_rp", g->ecn_kobj);
+	if (!g->np_kobj || !g->rp_kobj)
+		return -ENOMEM;
+	g->np_en_kobj = kobject_create_and_add("enable", g->np_kobj);
+	g->rp_en_kobj = kobject_create_and_add("enable", g->rp_kobj);
+	if (!g->np_en_kobj || !g->rp_en_kobj)
+		return -ENOMEM;
+	err = sysfs_create_group(g->ctl_kobj, &ctl_group);
+	if (!err)
+		err = sysfs_create_group(g->np_en_kobj, &ecn_en_group);
+	if (!err)
+		err = sysfs_create_group(g->rp_en_kobj, &ecn_en_group);
+	for (i = 0; !err && i < ARRAY_SIZE(ecn_params); i++)
+		err = sysfs_create_file(ecn_params[i].np ? g->np_kobj : g->rp_kobj,
+					&ecn_params[i].attr.attr);
+	return err;
+}
+
+static void init_state(void)
+{
+	int i;
+
+	g->pfc.pfc_cap = NPRIO;
+	g->pfc.delay = 7; /* mlx5's default cable length (m) */
+	g->ets.ets_cap = NPRIO;
+	for (i = 0; i < NPRIO; i++) {
+		g->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_VENDOR;
+		g->ets.prio_tc[i] = i;
+		g->np_enable[i] = 0;
+		g->rp_enable[i] = 0;
+	}
+	for (i = 0; i < MAX_DSCP; i++)
+		g->dscp2prio[i] = i >> 3;
+	g->dcbx_cap = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE |
+		      DCB_CAP_DCBX_VER_CEE;
+	g->buffer.total_size = 512 * 1024;
+	g->buffer.buffer_size[0] = 256 * 1024;
+	g->buffer.buffer_size[1] = 128 * 1024;
+}
+
+/* Called under RTNL: removes the DSCP app entries this NIC holds. */
+static void delete_app_entries(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_DSCP; i++) {
+		struct dcb_app a = {
+			.selector = IEEE_8021QAZ_APP_SEL_DSCP,
+			.protocol = i,
+			.priority = g->dscp2prio[i],
+		};
+
+		if (dcb_ieee_getapp_mask(g->dev, &a))
+			dcb_ieee_delapp(g->dev, &a);
+	}
+}
+
+/* Called under RTNL. Gives the device its original ops back. */
+static void detach_locked(void)
+{
+	struct net_device *dev = g->dev;
+
+	if (!dev)
+		return;
+	delete_app_entries();
+	dev->dcbnl_ops = NULL;
+	dev->ethtool_ops = g->orig_ethtool_ops;
+	if (!netif_carrier_ok(dev) && g->flap_ms)
+		netif_carrier_on(dev);
+	g->dev = NULL;
+	remove_sysfs();
+	netdev_put(dev, &g->tracker);
+	netdev_info(dev, "roce_dcbtest: detached\n");
+}
+
+static int dt_netdev_event(struct notifier_block *nb, unsigned long event,
+			   void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	if (event == NETDEV_UNREGISTER && g && dev == g->dev)
+		detach_locked();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block dt_notifier = {
+	.notifier_call = dt_netdev_event,
+};
+
+static int __init dt_init(void)
+{
+	struct net_device *dev;
+	int err;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	spin_lock_init(&g->storm_lock);
+	INIT_DELAYED_WORK(&g->storm_work, storm_work_fn);
+	INIT_DELAYED_WORK(&g->carrier_work, carrier_work_fn);
+	init_state();
+
+	rtnl_lock();
+	dev = __dev_get_by_name(&init_net, ifname);
+	if (!dev) {
+		rtnl_unlock();
+		pr_err("roce_dcbtest: no interface %s\n", ifname);
+		kfree(g);
+		g = NULL;
+		return -ENODEV;
+	}
+	if (dev->dcbnl_ops) {
+		rtnl_unlock();
+		pr_err("roce_dcbtest: %s already has dcbnl_ops\n", ifname);
+		kfree(g);
+		g = NULL;
+		return -EBUSY;
+	}
+	err = create_sysfs(dev);
+	if (err) {
+		remove_sysfs();
+		rtnl_unlock();
+		kfree(g);
+		g = NULL;
+		return err;
+	}
+	netdev_hold(dev, &g->tracker, GFP_KERNEL);
+	g->dev = dev;
+	g->orig_ethtool_ops = dev->ethtool_ops;
+	if (g->orig_ethtool_ops)
+		g->ethtool_ops = *g->orig_ethtool_ops;
+	g->ethtool_ops.get_sset_count = dt_get_sset_count;
+	g->ethtool_ops.get_strings = dt_get_strings;
+	g->ethtool_ops.get_ethtool_stats = dt_get_ethtool_stats;
+	dev->ethtool_ops = &g->ethtool_ops;
+	dev->dcbnl_ops = &dt_dcbnl_ops;
+	rtnl_unlock();
+
+	err = register_netdevice_notifier(&dt_notifier);
+	if (err) {
+		rtnl_lock();
+		detach_locked();
+		rtnl_unlock();
+		kfree(g);
+		g = NULL;
+		return err;
+	}
+	netdev_info(dev, "roce_dcbtest: attached (DCB test NIC)\n");
+	return 0;
+}
+
+static void __exit dt_exit(void)
+{
+	unregister_netdevice_notifier(&dt_notifier);
+	spin_lock_irq(&g->storm_lock);
+	g->storm_on = false;
+	spin_unlock_irq(&g->storm_lock);
+	cancel_delayed_work_sync(&g->storm_work);
+	cancel_delayed_work_sync(&g->carrier_work);
+	rtnl_lock();
+	detach_locked();
+	rtnl_unlock();
+	kfree(g);
+	g = NULL;
+}
+
+module_init(dt_init);
+module_exit(dt_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("roced project");
+MODULE_DESCRIPTION("DCB test NIC for the roced RoCE lab (mlx5-like dcbnl, PFC counters, ECN sysfs)");

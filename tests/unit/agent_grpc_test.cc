@@ -1,0 +1,273 @@
+// The agent's gRPC and Prometheus endpoints against real servers on
+// loopback and on a unix socket, backed by the fixture sysfs tree.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "agent/agent.h"
+#include "agent/server.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "roced/v1/peer.grpc.pb.h"
+
+namespace roced::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "roced-test-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+// Plain HTTP/1.0 GET on 127.0.0.1; returns the body ("" on failure).
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: localhost\r\n\r\n");
+  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return "";
+  }
+  std::string resp;
+  char buf[8192];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) resp.append(buf, static_cast<size_t>(n));
+  close(fd);
+  size_t body = resp.find("\r\n\r\n");
+  return body == std::string::npos ? "" : resp.substr(body + 4);
+}
+
+class AgentServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir();
+    config_path_ = dir_ + "/roced.yaml";
+    WriteConfig("apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n");
+    AgentOptions opts;
+    opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+    opts.config_path = config_path_;
+    opts.state_dir = dir_;
+    opts.use_verbs = false;
+    opts.use_netlink = false;
+    agent_ = std::make_unique<Agent>(opts);
+    ASSERT_TRUE(agent_->LoadConfig().ok());
+    agent_->Start();
+    ServerOptions sopts;
+    sopts.grpc_listen = "127.0.0.1:0";
+    sopts.socket_path = dir_ + "/roced.sock";
+    sopts.metrics_listen = "127.0.0.1:0";
+    server_ = std::make_unique<Server>(agent_.get(), sopts);
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_GT(server_->grpc_port(), 0);
+    ASSERT_GT(server_->metrics_port(), 0);
+  }
+  void TearDown() override {
+    server_->Shutdown(absl::Seconds(1));
+    agent_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  void WriteConfig(const std::string& text) {
+    FILE* f = fopen(config_path_.c_str(), "w");
+    fputs(text.c_str(), f);
+    fclose(f);
+  }
+  std::string TcpTarget() const { return absl::StrCat("127.0.0.1:", server_->grpc_port()); }
+  std::string UnixTarget() const { return "unix:" + dir_ + "/roced.sock"; }
+  std::unique_ptr<roced::v1::Agent::Stub> Stub(const std::string& target) {
+    return roced::v1::Agent::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  }
+  static void Deadline(grpc::ClientContext* ctx, int seconds = 5) {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  }
+
+  std::string dir_;
+  std::string config_path_;
+  std::unique_ptr<Agent> agent_;
+  std::unique_ptr<Server> server_;
+};
+
+std::vector<std::string> DeviceNames(const roced::v1::NodeState& s) {
+  std::vector<std::string> names;
+  for (const auto& d : s.devices()) names.push_back(d.name());
+  return names;
+}
+
+TEST_F(AgentServerTest, GetStateOverTcpListsFixtureDevicesWithGidTypes) {
+  auto stub = Stub(TcpTarget());
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  roced::v1::NodeState state;
+  ASSERT_TRUE(stub->GetState(&ctx, {}, &state).ok());
+  EXPECT_THAT(DeviceNames(state), ::testing::IsSupersetOf({"mlx5_0", "mlx5_1", "mlx5_2", "rxe0"}));
+  bool saw_v1 = false, saw_v2 = false;
+  for (const auto& d : state.devices()) {
+    for (const auto& p : d.ports()) {
+      for (const auto& g : p.gids()) {
+        saw_v1 |= g.type() == roced::v1::GID_TYPE_ROCE_V1;
+        saw_v2 |= g.type() == roced::v1::GID_TYPE_ROCE_V2;
+      }
+    }
+  }
+  EXPECT_TRUE(saw_v1);
+  EXPECT_TRUE(saw_v2);
+  EXPECT_EQ(state.config().generation(), 1u);
+  EXPECT_EQ(state.config().mode(), roced::v1::MODE_OBSERVE);
+  EXPECT_FALSE(state.agent().version().empty());
+}
+
+TEST_F(AgentServerTest, GetStateOverUnixSocketMatchesTcp) {
+  auto tcp = Stub(TcpTarget());
+  auto unix_stub = Stub(UnixTarget());
+  roced::v1::NodeState a, b;
+  grpc::ClientContext c1, c2;
+  Deadline(&c1);
+  Deadline(&c2);
+  ASSERT_TRUE(tcp->GetState(&c1, {}, &a).ok());
+  ASSERT_TRUE(unix_stub->GetState(&c2, {}, &b).ok());
+  EXPECT_EQ(DeviceNames(a), DeviceNames(b));
+  EXPECT_EQ(std::filesystem::status(dir_ + "/roced.sock").type(), std::filesystem::file_type::socket);
+}
+
+TEST_F(AgentServerTest, NotYetBuiltRpcsAnswerUnimplemented) {
+  auto stub = Stub(TcpTarget());
+  {
+    grpc::ClientContext ctx;
+    Deadline(&ctx);
+    roced::v1::ApplyConfigResponse resp;
+    EXPECT_EQ(stub->ApplyConfig(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  {
+    grpc::ClientContext ctx;
+    Deadline(&ctx);
+    roced::v1::ProbeResult resp;
+    EXPECT_EQ(stub->RunProbe(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  {
+    grpc::ClientContext ctx;
+    Deadline(&ctx);
+    roced::v1::GetCountersResponse resp;
+    EXPECT_EQ(stub->GetCounters(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  auto peer = roced::v1::ProbePeer::NewStub(
+      grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  roced::v1::OpenEndpointResponse resp;
+  EXPECT_EQ(peer->OpenEndpoint(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(AgentServerTest, HealthServiceReportsServing) {
+  // grpc.health.v1.Health/Check with an empty request; the response is
+  // HealthCheckResponse{status: SERVING (1)}, i.e. bytes 08 01.
+  auto channel = grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  grpc::ByteBuffer request;  // empty message
+  grpc::Slice empty("");
+  request = grpc::ByteBuffer(&empty, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                    [&done](grpc::Status s) { done.set_value(s); });
+  grpc::Status s = done.get_future().get();
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+TEST_F(AgentServerTest, WatchStateSendsStateThenConfigEvents) {
+  auto stub = Stub(TcpTarget());
+  grpc::ClientContext ctx;
+  Deadline(&ctx, 10);
+  auto reader = stub->WatchState(&ctx, {});
+  roced::v1::StateEvent ev;
+  ASSERT_TRUE(reader->Read(&ev));
+  ASSERT_TRUE(ev.has_state());
+  EXPECT_FALSE(ev.state().devices().empty());
+  // A rejected reload shows up as a config event with the error...
+  WriteConfig("apiVersion: roced/v1\nkind: NodeConfig\nmode: sideways\n");
+  EXPECT_FALSE(agent_->LoadConfig().ok());
+  ASSERT_TRUE(reader->Read(&ev));
+  ASSERT_TRUE(ev.has_config()) << ev.DebugString();
+  EXPECT_FALSE(ev.config().accepted());
+  EXPECT_THAT(ev.config().error(), HasSubstr("mode"));
+  // ...and leaves the previous config in force.
+  EXPECT_EQ(agent_->State().config().mode(), roced::v1::MODE_OBSERVE);
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  WriteConfig("apiVersion: roced/v1\nkind: NodeConfig\nmode: enforce\n");
+  ASSERT_TRUE(agent_->LoadConfig().ok());
+  ASSERT_TRUE(reader->Read(&ev));
+  ASSERT_TRUE(ev.has_config());
+  EXPECT_TRUE(ev.config().accepted());
+  EXPECT_EQ(ev.config().generation(), 2u);
+  ctx.TryCancel();
+}
+
+TEST_F(AgentServerTest, MetricsEndpointServesDeviceAndHealthSeries) {
+  std::string body = HttpGet(server_->metrics_port(), "/metrics");
+  ASSERT_FALSE(body.empty());
+  EXPECT_THAT(body, HasSubstr("roced_build_info{"));
+  EXPECT_THAT(body, HasSubstr("roced_device_info{device=\"mlx5_0\""));
+  EXPECT_THAT(body, ::testing::ContainsRegex(
+                        "roced_pcie_link_degraded\\{device=\"mlx5_2\",pci_address=\"0000:af:00.0\"\\} 1"));
+  EXPECT_THAT(body, ::testing::ContainsRegex(
+                        "roced_pcie_link_degraded\\{device=\"mlx5_0\",[^}]*\\} 0"));
+  EXPECT_THAT(body, ::testing::ContainsRegex(
+                        "roced_port_state\\{device=\"mlx5_0\",port=\"1\",netdev=\"ens1f0\",state=\"active\"\\} 1"));
+  EXPECT_THAT(body, HasSubstr("roced_discovery_runs_total{result=\"success\"}"));
+  EXPECT_THAT(body, HasSubstr("roced_component_healthy{component=\"grpc\"} 1"));
+  EXPECT_THAT(body, HasSubstr("roced_config_generation 1"));
+}
+
+TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
+  std::string dir = TempDir();
+  AgentOptions opts;
+  opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+  opts.use_verbs = false;
+  opts.use_netlink = false;
+  Agent agent(opts);
+  ServerOptions s1;
+  s1.grpc_listen = "127.0.0.1:0";
+  s1.socket_path = "";
+  s1.metrics_listen = "";
+  Server first(&agent, s1);
+  ASSERT_TRUE(first.Start().ok());
+  ServerOptions s2 = s1;
+  s2.grpc_listen = absl::StrCat("127.0.0.1:", first.grpc_port());
+  Server second(&agent, s2);
+  absl::Status st = second.Start();
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr(s2.grpc_listen));
+  first.Shutdown(absl::ZeroDuration());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CivetListenAddress, WildcardIpv6ListensOnEverything) {
+  EXPECT_EQ(CivetListenAddress("[::]:9471"), "+9471");
+  EXPECT_EQ(CivetListenAddress("0.0.0.0:9471"), "9471");
+  EXPECT_EQ(CivetListenAddress("127.0.0.1:9471"), "127.0.0.1:9471");
+}
+
+}  // namespace
+}  // namespace roced::agent

@@ -1,0 +1,248 @@
+// YAML decoding and validation of NodeConfig: every bad input is rejected
+// with an error that names the field path, the bad value and what is
+// allowed, and carries the YAML line and column.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "model/config_yaml.h"
+#include "model/validate.h"
+#include "util/fs.h"
+
+namespace roced::model {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+constexpr char kHeader[] = "apiVersion: roced/v1\nkind: NodeConfig\n";
+
+// Decodes + validates; returns all issues.
+std::vector<roced::v1::ValidationIssue> Check(const std::string& yaml) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto decoded = DecodeYamlConfig(yaml, &issues);
+  if (decoded.ok()) ValidateConfig(decoded->config, &decoded->positions, &issues);
+  return issues;
+}
+
+std::string Errors(const std::string& yaml) {
+  std::vector<roced::v1::ValidationIssue> errors;
+  for (auto& i : Check(yaml)) {
+    if (i.severity() == roced::v1::SEVERITY_ERROR) errors.push_back(i);
+  }
+  return FormatIssues("cfg.yaml", errors);
+}
+
+std::string Warnings(const std::string& yaml) {
+  std::vector<roced::v1::ValidationIssue> w;
+  for (auto& i : Check(yaml)) {
+    if (i.severity() == roced::v1::SEVERITY_WARNING) w.push_back(i);
+  }
+  return FormatIssues("cfg.yaml", w);
+}
+
+TEST(ConfigDecode, ExampleFilesAreValid) {
+  for (const char* name : {"minimal.yaml", "lossless-prio3.yaml"}) {
+    std::string path = std::string(ROCED_SOURCE_DIR) + "/deploy/examples/" + name;
+    std::vector<roced::v1::ValidationIssue> warnings;
+    auto config = LoadConfigFile(path, &warnings);
+    ASSERT_TRUE(config.ok()) << path << ": " << config.status();
+    EXPECT_TRUE(warnings.empty()) << FormatIssues(path, warnings);
+  }
+}
+
+TEST(ConfigDecode, FullExampleMapsEveryFieldOntoTheProto) {
+  auto text = util::ReadFile(std::string(ROCED_SOURCE_DIR) + "/deploy/examples/lossless-prio3.yaml");
+  ASSERT_TRUE(text.ok());
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto d = DecodeYamlConfig(*text, &issues);
+  ASSERT_TRUE(d.ok()) << FormatIssues("x", issues);
+  const auto& c = d->config;
+  EXPECT_EQ(c.api_version(), "roced/v1");
+  EXPECT_EQ(c.mode(), roced::v1::MODE_ENFORCE);
+  ASSERT_EQ(c.interfaces_size(), 1);
+  const auto& i = c.interfaces(0);
+  EXPECT_EQ(i.match().netdev(), "eth0");
+  EXPECT_FALSE(i.has_mtu());  // absent stays absent: not managed
+  EXPECT_EQ(i.qos().trust(), roced::v1::TRUST_DSCP);
+  EXPECT_EQ(i.qos().dscp_to_priority().at(26), 3u);
+  EXPECT_EQ(i.qos().dscp_to_priority().at(48), 6u);
+  ASSERT_EQ(i.qos().pfc().priorities_size(), 1);
+  EXPECT_EQ(i.qos().pfc().priorities(0), 3u);
+  EXPECT_EQ(i.qos().ets().tsa(0), roced::v1::TSA_ETS);
+  EXPECT_EQ(i.qos().ets().tsa(7), roced::v1::TSA_STRICT);
+  EXPECT_EQ(i.qos().ets().priority_to_tc(3), 1u);
+  EXPECT_EQ(i.roce().default_mode(), roced::v1::ROCE_MODE_V2);
+  EXPECT_EQ(i.roce().default_tos(), 106u);
+}
+
+TEST(ConfigDecode, DurationsHugepagesAndProbesDecode) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto d = DecodeYamlConfig(std::string(kHeader) +
+                                "hugepages:\n  - {size: 1Gi, count: 4, numa_node: 0}\n"
+                                "probes:\n  peers: [{name: n2, address: '10.0.0.2:7471'}]\n"
+                                "  latency: {interval: 1m30s, iterations: 500}\n",
+                            &issues);
+  ASSERT_TRUE(d.ok()) << FormatIssues("x", issues);
+  EXPECT_EQ(d->config.hugepages(0).count(), 4u);
+  EXPECT_TRUE(d->config.hugepages(0).has_numa_node());
+  EXPECT_EQ(d->config.probes().latency().interval().seconds(), 90);
+  EXPECT_EQ(d->config.probes().peers(0).address(), "10.0.0.2:7471");
+}
+
+TEST(ConfigDecode, EncodeThenDecodeGivesTheSameConfig) {
+  auto text = util::ReadFile(std::string(ROCED_SOURCE_DIR) + "/deploy/examples/lossless-prio3.yaml");
+  ASSERT_TRUE(text.ok());
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto d1 = DecodeYamlConfig(*text, &issues);
+  ASSERT_TRUE(d1.ok());
+  ApplyDefaults(&d1->config);
+  std::string again = EncodeYamlConfig(d1->config);
+  auto d2 = DecodeYamlConfig(again, &issues);
+  ASSERT_TRUE(d2.ok()) << again << FormatIssues("x", issues);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(d1->config, d2->config)) << again;
+}
+
+TEST(ConfigValidate, PfcPriorityNineIsRejectedNamingFieldAndRange) {
+  std::string e = Errors(std::string(kHeader) +
+                         "interfaces:\n"
+                         "  - match: {netdev: eth0}\n"
+                         "    qos:\n"
+                         "      pfc: {priorities: [3, 9]}\n");
+  EXPECT_THAT(e, AllOf(HasSubstr("cfg.yaml:6:"), HasSubstr("interfaces[0].qos.pfc.priorities[1]"),
+                       HasSubstr("9"), HasSubstr("allowed 0-7")));
+}
+
+TEST(ConfigValidate, WarnsWhenPfcPriorityHasNoDscpMappedUnderDscpTrust) {
+  std::string w = Warnings(std::string(kHeader) +
+                           "interfaces:\n"
+                           "  - match: {netdev: eth0}\n"
+                           "    qos:\n"
+                           "      trust: dscp\n"
+                           "      dscp_to_priority: {26: 4}\n"
+                           "      pfc: {priorities: [3]}\n");
+  EXPECT_THAT(w, AllOf(HasSubstr("warning"), HasSubstr("qos.pfc.priorities"),
+                       HasSubstr("priority 3")));
+}
+
+TEST(ConfigValidate, WarnsWhenLosslessPriorityHasNoEcn) {
+  std::string w = Warnings(std::string(kHeader) +
+                           "interfaces:\n  - match: {netdev: eth0}\n    qos:\n"
+                           "      pfc: {priorities: [3]}\n      ecn: {np_priorities: [], rp_priorities: []}\n");
+  EXPECT_THAT(w, HasSubstr("qos.ecn.np_priorities"));
+}
+
+TEST(ConfigValidate, WarnsWhenRoceTosDscpIsUnmapped) {
+  std::string w = Warnings(std::string(kHeader) +
+                           "interfaces:\n  - match: {netdev: eth0}\n    qos:\n"
+                           "      trust: dscp\n      dscp_to_priority: {26: 3}\n"
+                           "    roce: {default_tos: 184}\n");
+  EXPECT_THAT(w, AllOf(HasSubstr("roce.default_tos"), HasSubstr("DSCP 46")));
+}
+
+struct BadCase {
+  const char* name;
+  std::string yaml;          // appended after the header unless `raw`
+  std::vector<const char*> expect;  // substrings of the error text
+  bool raw = false;
+};
+
+class BadConfig : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfig, IsRejectedWithFieldPathAndReason) {
+  const BadCase& c = GetParam();
+  std::string e = Errors(c.raw ? c.yaml : std::string(kHeader) + c.yaml);
+  ASSERT_FALSE(e.empty()) << "accepted: " << c.yaml;
+  for (const char* s : c.expect) EXPECT_THAT(e, HasSubstr(s)) << c.yaml;
+  // Every error carries a source position.
+  EXPECT_THAT(e, ::testing::ContainsRegex("cfg\\.yaml:[0-9]+:[0-9]+: error"));
+}
+
+const std::string kIface = "interfaces:\n  - match: {netdev: eth0}\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    All, BadConfig,
+    ::testing::Values(
+        BadCase{"WrongApiVersion", "apiVersion: roced/v2\nkind: NodeConfig\n",
+                {"apiVersion", "roced/v2", "must be roced/v1"}, true},
+        BadCase{"MissingKind", "apiVersion: roced/v1\nmode: enforce\n", {"kind", "is required"}, true},
+        BadCase{"UnknownTopLevelField", "colour: blue\n", {"unknown field 'colour'", "allowed:"}},
+        BadCase{"UnknownNestedField", kIface + "    qos: {pfcc: {priorities: [3]}}\n",
+                {"interfaces[0].qos.pfcc", "unknown field"}},
+        BadCase{"BadMode", "mode: fix\n", {"mode", "'fix' is not one of: enforce, observe"}},
+        BadCase{"BadTrust", kIface + "    qos: {trust: vlan}\n", {"qos.trust", "pcp, dscp"}},
+        BadCase{"DscpOutOfRange", kIface + "    qos: {dscp_to_priority: {64: 3}}\n",
+                {"dscp_to_priority[64]", "DSCP 64", "allowed 0-63"}},
+        BadCase{"DscpPriorityOutOfRange", kIface + "    qos: {dscp_to_priority: {26: 8}}\n",
+                {"dscp_to_priority[26]", "priority 8", "allowed 0-7"}},
+        BadCase{"PfcPriorityNegative", kIface + "    qos: {pfc: {priorities: [-1]}}\n",
+                {"qos.pfc.priorities[0]", "'-1' is not a non-negative integer"}},
+        BadCase{"PfcDuplicate", kIface + "    qos: {pfc: {priorities: [3, 3]}}\n",
+                {"pfc.priorities[1]", "listed twice"}},
+        BadCase{"PfcNotAList", kIface + "    qos: {pfc: {priorities: 3}}\n",
+                {"pfc.priorities", "expected a sequence"}},
+        BadCase{"EtsSevenEntries",
+                kIface + "    qos: {ets: {priority_to_tc: [0,0,0,1,0,0,0], tc_bandwidth: "
+                         "[50,50,0,0,0,0,0,0], tsa: [ets,ets,strict,strict,strict,strict,strict,strict]}}\n",
+                {"ets.priority_to_tc", "exactly 8 entries", "found 7"}},
+        BadCase{"EtsBandwidthSum",
+                kIface + "    qos: {ets: {priority_to_tc: [0,0,0,1,0,0,0,0], tc_bandwidth: "
+                         "[50,40,0,0,0,0,0,0], tsa: [ets,ets,strict,strict,strict,strict,strict,strict]}}\n",
+                {"ets.tc_bandwidth", "sum to 90", "must sum to 100"}},
+        BadCase{"EtsBadTsa",
+                kIface + "    qos: {ets: {priority_to_tc: [0,0,0,1,0,0,0,0], tc_bandwidth: "
+                         "[50,50,0,0,0,0,0,0], tsa: [ets,wrr,strict,strict,strict,strict,strict,strict]}}\n",
+                {"ets.tsa[1]", "'wrr' is not one of: strict, ets, vendor"}},
+        BadCase{"EtsTcOutOfRange",
+                kIface + "    qos: {ets: {priority_to_tc: [0,0,0,8,0,0,0,0], tc_bandwidth: "
+                         "[50,50,0,0,0,0,0,0], tsa: [ets,ets,strict,strict,strict,strict,strict,strict]}}\n",
+                {"ets.priority_to_tc[3]", "traffic class 8", "allowed 0-7"}},
+        BadCase{"EcnPriorityOutOfRange", kIface + "    qos: {ecn: {np_priorities: [12]}}\n",
+                {"ecn.np_priorities[0]", "allowed 0-7"}},
+        BadCase{"MtuTooLarge", kIface + "    mtu: 65000\n", {"interfaces[0].mtu", "65000", "allowed 576-9978"}},
+        BadCase{"MtuNotANumber", kIface + "    mtu: jumbo\n", {"interfaces[0].mtu", "'jumbo' is not"}},
+        BadCase{"TosOutOfRange", kIface + "    roce: {default_tos: 300}\n",
+                {"roce.default_tos", "ToS 300", "allowed 0-255"}},
+        BadCase{"BadRoceMode", kIface + "    roce: {default_mode: v3}\n",
+                {"roce.default_mode", "'v3' is not one of: v1, v2"}},
+        BadCase{"MatchMissing", "interfaces:\n  - mtu: 9000\n",
+                {"interfaces[0].match", "one of netdev, rdma_device or pci"}},
+        BadCase{"MatchTwoKeys", "interfaces:\n  - match: {netdev: eth0, pci: '0000:3b:00.0'}\n",
+                {"interfaces[0].match.pci", "only one of netdev, rdma_device, pci"}},
+        BadCase{"BadPciAddress", "interfaces:\n  - match: {pci: '3b:00.0'}\n",
+                {"match.pci", "not a PCI address"}},
+        BadCase{"DuplicateInterface", "interfaces:\n  - match: {netdev: eth0}\n  - match: {netdev: eth0}\n",
+                {"interfaces[1].match", "configured twice"}},
+        BadCase{"HugepageBadSize", "hugepages:\n  - {size: 4Mi, count: 2}\n",
+                {"hugepages[0].size", "'4Mi'", "allowed: 2Mi, 1Gi"}},
+        BadCase{"HugepageNegativeNuma", "hugepages:\n  - {size: 2Mi, count: 2, numa_node: -3}\n",
+                {"hugepages[0].numa_node", "allowed 0-1023"}},
+        BadCase{"HugepageDuplicatePool", "hugepages:\n  - {size: 2Mi, count: 2}\n  - {size: 2048kB, count: 4}\n",
+                {"hugepages[1]", "configured twice"}},
+        BadCase{"ProbePeerBadAddress", "probes:\n  peers: [{name: a, address: 'nohost'}]\n",
+                {"probes.peers[0].address", "host:port"}},
+        BadCase{"ProbeIntervalTooShort", "probes:\n  latency: {interval: 100ms}\n",
+                {"probes.latency.interval", "allowed 1s to 24h"}},
+        BadCase{"BandwidthDurationTooLong", "probes:\n  bandwidth: {duration: 5m}\n",
+                {"probes.bandwidth.duration", "allowed 100ms to 30s"}},
+        BadCase{"BadDurationSyntax", "reconcile: {interval: soon}\n",
+                {"reconcile.interval", "expected a duration"}},
+        BadCase{"DuplicateKey", "mode: enforce\nmode: observe\n", {"mode", "given twice"}},
+        BadCase{"NotAMapping", "- a\n- b\n", {"must be a mapping"}, true},
+        BadCase{"YamlSyntaxError", "apiVersion: roced/v1\nkind: [NodeConfig\n", {"YAML syntax error"}, true}),
+    [](const ::testing::TestParamInfo<BadCase>& tpi) { return std::string(tpi.param.name); });
+
+TEST(ConfigLoad, MissingFileIsNotFound) {
+  auto c = LoadConfigFile("/nonexistent/roced.yaml", nullptr);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(HugepageSize, AcceptsTheTwoX86Sizes) {
+  EXPECT_EQ(HugepageSizeKb("2Mi"), 2048u);
+  EXPECT_EQ(HugepageSizeKb("1Gi"), 1048576u);
+  EXPECT_EQ(HugepageSizeKb("1048576kB"), 1048576u);
+  EXPECT_EQ(HugepageSizeKb("3Mi"), 0u);
+}
+
+}  // namespace
+}  // namespace roced::model

@@ -1,0 +1,174 @@
+// rocectl: the command line for on-call engineers. See `rocectl --help`.
+#include <grpcpp/grpcpp.h>
+
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "roced/version.h"
+#include "tools/rocectl/format.h"
+#include "util/args.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+struct Globals {
+  std::string target;
+  std::string socket = "/run/roced/roced.sock";
+  std::string output = "table";
+  absl::Duration timeout = absl::Seconds(10);
+  bool help = false;
+};
+
+void Register(Globals* g, roced::util::ArgParser* p) {
+  p->AddString("target", &g->target, "HOST:PORT",
+               "Talk to the agent's gRPC TCP endpoint (e.g. 10.0.0.11:7471) instead of the "
+               "local unix socket.");
+  p->AddString("socket", &g->socket, "PATH", "The agent's local unix socket.");
+  p->AddString("output", &g->output, "FORMAT",
+               "Output format: table (for people), json (the proto3 JSON mapping, for "
+               "scripts), yaml.",
+               'o');
+  p->AddDuration("timeout", &g->timeout, "DUR", "Deadline for each call to the agent.");
+  p->AddBool("help", &g->help, "Print this help, then exit.", 'h');
+}
+
+std::string Help(const roced::util::ArgParser& p) {
+  return absl::StrCat(
+      "NAME\n"
+      "    rocectl - control and inspect the roced RoCE node agent\n"
+      "\n"
+      "SYNOPSIS\n"
+      "    rocectl [--target HOST:PORT | --socket PATH] [-o table|json|yaml] COMMAND\n"
+      "\n"
+      "COMMANDS\n"
+      "    status     The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
+      "               GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
+      "               accepted config and agent health.\n"
+      "    version    rocectl's version and, when reachable, the agent's.\n"
+      "    help       This text.\n"
+      "\n"
+      "OPTIONS\n",
+      p.Help(),
+      "\n"
+      "EXIT STATUS\n"
+      "    0  success\n"
+      "    1  the command failed; a one-line reason is printed (agent not reachable,\n"
+      "       permission denied on the socket, deadline exceeded, ...)\n"
+      "    2  usage error (unknown command or option, bad value)\n"
+      "\n"
+      "EXAMPLES\n"
+      "    rocectl status\n"
+      "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n");
+}
+
+std::string Describe(const grpc::Status& s, const std::string& where) {
+  std::string msg = s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      if (absl::StrContains(msg, "Permission denied")) {
+        return absl::StrCat("permission denied on ", where,
+                            " (run as root or as a member of the socket's group)");
+      }
+      return absl::StrCat("agent not reachable at ", where, ": ", msg);
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::StrCat("agent at ", where, " did not answer in time");
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return absl::StrCat("permission denied by the agent at ", where, ": ", msg);
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return absl::StrCat("the agent at ", where, " does not support this: ", msg);
+    default:
+      return absl::StrCat(msg, " (", where, ")");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Globals g;
+  roced::util::ArgParser parser;
+  Register(&g, &parser);
+  std::vector<std::string> rest;
+  if (absl::Status s = parser.Parse(argc, argv, 1, true, &rest); !s.ok()) {
+    std::cerr << "rocectl: " << s.message() << "\nTry 'rocectl --help'.\n";
+    return kExitUsage;
+  }
+  if (g.help || (!rest.empty() && rest[0] == "help")) {
+    std::cout << Help(parser);
+    return kExitOk;
+  }
+  if (rest.empty()) {
+    std::cerr << "rocectl: no command given\nTry 'rocectl --help'.\n";
+    return kExitUsage;
+  }
+  auto output = roced::ctl::ParseOutput(g.output);
+  if (!output.ok()) {
+    std::cerr << "rocectl: " << output.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::string command = rest[0];
+  // Flags may also follow the command (rocectl status -o json).
+  std::vector<std::string> extra;
+  std::vector<const char*> cargv;
+  for (const auto& r : rest) cargv.push_back(r.c_str());
+  if (absl::Status s = parser.Parse(static_cast<int>(cargv.size()), cargv.data(), 1, false, &extra);
+      !s.ok()) {
+    std::cerr << "rocectl: " << s.message() << "\nTry 'rocectl --help'.\n";
+    return kExitUsage;
+  }
+  output = roced::ctl::ParseOutput(g.output);
+  if (!output.ok()) {
+    std::cerr << "rocectl: " << output.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (command != "status" && command != "version") {
+    std::cerr << "rocectl: unknown command '" << command << "'\nTry 'rocectl --help'.\n";
+    return kExitUsage;
+  }
+  if (!extra.empty()) {
+    std::cerr << "rocectl: " << command << " takes no arguments (got '" << extra[0] << "')\n";
+    return kExitUsage;
+  }
+
+  const std::string where = g.target.empty() ? "unix:" + g.socket : g.target;
+  auto channel = grpc::CreateChannel(where, grpc::InsecureChannelCredentials());
+  auto stub = roced::v1::Agent::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(g.timeout));
+  roced::v1::NodeState state;
+  grpc::Status status = stub->GetState(&ctx, roced::v1::GetStateRequest(), &state);
+
+  if (command == "version") {
+    std::string agent = status.ok() ? absl::StrCat(state.agent().version(), " (commit ",
+                                                     state.agent().git_commit(), ")")
+                                    : "unreachable: " + Describe(status, where);
+    if (*output == roced::ctl::Output::kTable) {
+      std::cout << "rocectl " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n"
+                << "roced   " << agent << "\n";
+    } else {
+      roced::v1::AgentInfo client;
+      client.set_version(roced::kVersion);
+      client.set_git_commit(roced::kGitCommit);
+      std::string doc =
+          absl::StrCat("{\"client\": ", roced::ctl::ToJson(client), ", \"agent\": ",
+                       status.ok() ? roced::ctl::ToJson(state.agent()) : "null", "}\n");
+      std::cout << (*output == roced::ctl::Output::kJson ? doc : roced::ctl::JsonToYaml(doc));
+    }
+    return status.ok() ? kExitOk : kExitError;
+  }
+
+  if (!status.ok()) {
+    std::cerr << "rocectl: " << Describe(status, where) << "\n";
+    return kExitError;
+  }
+  switch (*output) {
+    case roced::ctl::Output::kTable: std::cout << roced::ctl::StatusTable(state); break;
+    case roced::ctl::Output::kJson: std::cout << roced::ctl::ToJson(state); break;
+    case roced::ctl::Output::kYaml: std::cout << roced::ctl::ToYaml(state); break;
+  }
+  return kExitOk;
+}
