@@ -125,7 +125,8 @@ std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& st
                 "RDMA port logical state: 1 for the current state, 0 for the others.",
                 with("state", PortStateLabel(s)), port.state() == s ? 1 : 0);
       }
-      b.Gauge("roced_port_rate_bits_per_second", "RDMA port rate.", l, port.rate_gbps() * 1e9);
+      b.Gauge("roced_port_rate_bytes_per_second", "RDMA port signalling rate.", l,
+              port.rate_gbps() * 1e9 / 8);
       b.Gauge("roced_port_active_mtu_bytes", "RDMA port active (IB) MTU.", l, port.active_mtu());
       if (!port.netdev().empty()) {
         b.Gauge("roced_netdev_mtu_bytes", "MTU of the netdev carrying the port's RoCE traffic.", l,

@@ -1,3 +1,142 @@
 #!/usr/bin/env bash
-# placeholder replaced below
-exit 77
+# End-to-end on the checked-in fixture sysfs tree: the real roced and rocectl
+# binaries, gRPC on TCP and on a unix socket, a real /metrics scrape checked
+# by promtool, config rejection at start-up and on SIGHUP, graceful stop.
+# Usage: fixture_e2e.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+SRC=$2
+FIXTURE=$SRC/tests/fixtures/sysfs
+WORK=$(mktemp -d /tmp/roced-e2e.XXXXXX)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass=0
+fail=0
+ok() { echo "ok   - $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+command -v promtool >/dev/null || { echo "SKIP: promtool not installed (apt-get install prometheus)"; exit 77; }
+command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+GRPC_PORT=$(free_port)
+METRICS_PORT=$(free_port)
+SOCK=$WORK/roced.sock
+CONFIG=$WORK/roced.yaml
+cp "$SRC/deploy/examples/minimal.yaml" "$CONFIG"
+
+start_roced() {
+  "$BIN/roced" --sysfs-root "$FIXTURE" --config "$CONFIG" \
+    --grpc-listen "127.0.0.1:$GRPC_PORT" --metrics-listen "127.0.0.1:$METRICS_PORT" \
+    --socket "$SOCK" --state-dir "$WORK/state" --log-level info 2>>"$WORK/roced.log" &
+  PID=$!
+  for _ in $(seq 1 100); do
+    "$BIN/rocectl" --socket "$SOCK" --timeout 1s status >/dev/null 2>&1 && return 0
+    kill -0 "$PID" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+# --- help and version -----------------------------------------------------
+help=$("$BIN/roced" --help)
+check "roced --help has man-page sections" grep -q "^SYNOPSIS" <<<"$help"
+check "roced --help documents --sysfs-root" grep -q -- "--sysfs-root DIR" <<<"$help"
+check "roced --version" grep -Eq "^roced [0-9]+\.[0-9]+\.[0-9]+ \(commit " <<<"$("$BIN/roced" --version)"
+set +e
+"$BIN/roced" --no-such-flag >/dev/null 2>"$WORK/err"; rc=$?
+set -e
+check "unknown roced flag exits 2 naming it" test "$rc" = 2 -a -n "$(grep -- '--no-such-flag' "$WORK/err")"
+
+# --- start and status ---------------------------------------------------
+check "roced starts on the fixture tree" start_roced
+"$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" -o json status >"$WORK/status.json"
+check "rocectl -o json status over TCP lists fixture devices with GID types" python3 - "$WORK/status.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+names = sorted(d["name"] for d in s["devices"])
+assert names == ["mlx5_0", "mlx5_1", "mlx5_2", "rxe0"], names
+types = {g["type"] for d in s["devices"] for p in d["ports"] for g in p.get("gids", [])}
+assert {"GID_TYPE_ROCE_V1", "GID_TYPE_ROCE_V2"} <= types, types
+m2 = next(d for d in s["devices"] if d["name"] == "mlx5_2")
+assert m2["pcie"]["degraded"] is True and m2["pcie"]["currentWidth"] == 4, m2["pcie"]
+m0 = next(d for d in s["devices"] if d["name"] == "mlx5_0")
+assert m0["pciAddress"] == "0000:3b:00.0" and m0["ports"][0]["netdev"] == "ens1f0"
+assert s["config"]["generation"] == "1", s["config"]
+PY
+table=$("$BIN/rocectl" --socket "$SOCK" status)
+check "rocectl status (unix socket) table warns about the x4 link" grep -q "mlx5_2: PCIe link degraded" <<<"$table"
+check "rocectl -o yaml status parses as YAML" python3 -c 'import sys, yaml; d = yaml.safe_load(sys.stdin); assert len(d["devices"]) == 4' < <("$BIN/rocectl" --socket "$SOCK" -o yaml status)
+check "rocectl version shows both sides" grep -q "^roced " <<<"$("$BIN/rocectl" --socket "$SOCK" version)"
+
+# --- metrics ----------------------------------------------------------------
+curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt"
+check "scrape passes promtool check metrics" sh -c "promtool check metrics < '$WORK/metrics.txt' > '$WORK/promtool.out' 2>&1"
+[ -s "$WORK/promtool.out" ] && cat "$WORK/promtool.out"
+check "scrape has device info for every fixture device" test "$(grep -c '^roced_device_info{' "$WORK/metrics.txt")" = 4
+check "scrape flags the degraded PCIe link" grep -q 'roced_pcie_link_degraded{device="mlx5_2",pci_address="0000:af:00.0"} 1' "$WORK/metrics.txt"
+
+# --- rocectl errors ---------------------------------------------------------
+set +e
+out=$("$BIN/rocectl" --target 127.0.0.1:1 --timeout 2s status 2>&1); rc=$?
+set -e
+check "unreachable agent: exit 1 with one-line reason" test "$rc" = 1 -a "$(wc -l <<<"$out")" = 1
+check "unreachable agent message says so" grep -q "agent not reachable at 127.0.0.1:1" <<<"$out"
+set +e
+"$BIN/rocectl" frobnicate >/dev/null 2>&1; rc1=$?
+"$BIN/rocectl" -o xml status >/dev/null 2>&1; rc2=$?
+set -e
+check "rocectl usage errors exit 2" test "$rc1" = 2 -a "$rc2" = 2
+
+# --- bad config ---------------------------------------------------------------
+cat >"$WORK/bad.yaml" <<'YAML'
+apiVersion: roced/v1
+kind: NodeConfig
+interfaces:
+  - match: {netdev: eth0}
+    qos:
+      pfc: {priorities: [9]}
+YAML
+set +e
+out=$("$BIN/roced" --check-config --config "$WORK/bad.yaml" 2>&1); rc=$?
+set -e
+check "PFC priority 9 rejected (exit 1)" test "$rc" = 1
+check "rejection names line, column, field and range" grep -q "bad.yaml:6:[0-9]*: error: interfaces\[0\].qos.pfc.priorities\[0\]: priority 9 is out of range; allowed 0-7" <<<"$out"
+set +e
+"$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/bad.yaml" --grpc-listen 127.0.0.1:0 \
+  --metrics-listen 127.0.0.1:0 --socket "$WORK/x.sock" --state-dir "$WORK/state2" >/dev/null 2>&1; rc=$?
+set -e
+check "roced refuses to start with the bad config" test "$rc" = 1
+
+# --- SIGHUP reload -----------------------------------------------------------
+cp "$WORK/bad.yaml" "$CONFIG"
+kill -HUP "$PID"
+sleep 0.5
+gen=$("$BIN/rocectl" --socket "$SOCK" -o json status | python3 -c 'import json,sys; c=json.load(sys.stdin)["config"]; print(c["generation"], "rejected" if c["lastError"] else "ok")')
+check "bad config on SIGHUP: old config stays (generation 1, error recorded)" test "$gen" = "1 rejected"
+printf 'apiVersion: roced/v1\nkind: NodeConfig\nmode: enforce\n' >"$CONFIG"
+kill -HUP "$PID"
+sleep 0.5
+gen=$("$BIN/rocectl" --socket "$SOCK" -o json status | python3 -c 'import json,sys; c=json.load(sys.stdin)["config"]; print(c["generation"], c["mode"])')
+check "good config on SIGHUP is accepted (generation 2)" test "$gen" = "2 MODE_ENFORCE"
+
+# --- graceful stop -----------------------------------------------------------
+kill -TERM "$PID"
+rc=0
+wait "$PID" || rc=$?
+PID=
+check "SIGTERM: exit 0" test "$rc" = 0
+check "SIGTERM: unix socket removed" test ! -e "$SOCK"
+
+echo
+echo "fixture_e2e: $pass passed, $fail failed"
+if [ "$fail" -ne 0 ]; then
+  echo "--- roced log ---"; cat "$WORK/roced.log"
+  exit 1
+fi

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every roced test on a Debian 12 machine (as root):
+#   1. installs the packages the build and tests need (idempotent),
+#   2. builds with warnings as errors and runs all ctest labels
+#      (unit, e2e, lab),
+#   3. rebuilds with ASan+UBSan and with TSan and runs the unit and e2e
+#      tests under each.
+# Options: --quick  skip the sanitizer builds (local iteration)
+#          --no-lab skip the QEMU lab tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+lab=1
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    --no-lab) lab=0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+JOBS=${JOBS:-2}
+step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
+
+step "dependencies"
+bash scripts/setup-deps.sh
+if [ "$lab" = 1 ] && [ -x tests/lab/setup.sh ]; then
+  bash tests/lab/setup.sh
+fi
+
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DROCED_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j"$JOBS"
+}
+
+labels='unit|e2e'
+[ "$lab" = 1 ] && labels='unit|e2e|lab'
+
+if [ "$quick" = 0 ]; then
+  step "ASan+UBSan build and tests"
+  build build-asan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=address
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan -L 'unit|e2e' --output-on-failure -j"$JOBS"
+
+  step "TSan build and tests"
+  build build-tsan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=thread
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan -L unit --output-on-failure -j"$JOBS"
+fi
+
+step "release build and all tests ($labels)"
+build build
+ctest --test-dir build -L "$labels" --output-on-failure
