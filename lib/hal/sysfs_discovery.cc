@@ -4,9 +4,9 @@
 #include <netinet/in.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -74,9 +74,9 @@ bool LooksLikePciBdf(absl::string_view name) {
   if (parts.size() != 3) return false;
   std::pair<absl::string_view, absl::string_view> dev_fn =
       absl::StrSplit(parts[2], absl::MaxSplits('.', 1));
-  return parts[0].size() >= 4 && AllHex(parts[0]) && parts[1].size() == 2 &&
-         AllHex(parts[1]) && dev_fn.first.size() == 2 && AllHex(dev_fn.first) &&
-         dev_fn.second.size() == 1 && dev_fn.second[0] >= '0' && dev_fn.second[0] <= '7';
+  return parts[0].size() >= 4 && AllHex(parts[0]) && parts[1].size() == 2 && AllHex(parts[1]) &&
+         dev_fn.first.size() == 2 && AllHex(dev_fn.first) && dev_fn.second.size() == 1 &&
+         dev_fn.second[0] >= '0' && dev_fn.second[0] <= '7';
 }
 
 // Entries of a sysfs table directory (ports/, gids/) whose names are
@@ -109,18 +109,18 @@ bool IsV4Mapped(const in6_addr& addr) {
          addr.s6_addr[10] == 0xff && addr.s6_addr[11] == 0xff;
 }
 
-// Fills the PCI side of a hardware device from its `device` link: the PCI
-// function, its driver, NUMA node and PCIe link.
+// Fills the hardware side of a device from its `device` link: driver, NUMA
+// node and, for a PCI function, its address and PCIe link.
 void ReadParentDevice(const std::string& device_dir, RdmaDevice* device) {
   std::string function = LinkBasename(device_dir);
   if (function.empty()) return;
-  // A non-PCI parent (an mlx5 sub-function on the auxiliary bus, a platform
-  // device) still has a driver and NUMA node, but no PCI address of its own.
-  if (LooksLikePciBdf(function)) device->set_pci_address(function);
   device->set_driver(LinkBasename(device_dir + "/driver"));
-
   int32_t numa = -1;
   if (absl::SimpleAtoi(ReadAttr(device_dir + "/numa_node"), &numa)) device->set_numa_node(numa);
+  // A non-PCI parent (an mlx5 sub-function on the auxiliary bus, a platform
+  // device) has a driver and maybe a NUMA node, but no PCI address or link.
+  if (!LooksLikePciBdf(function)) return;
+  device->set_pci_address(function);
 
   PcieLink* pcie = device->mutable_pcie();
   pcie->set_current_speed_gts(ParsePcieSpeedGts(ReadAttr(device_dir + "/current_link_speed")));
@@ -144,8 +144,7 @@ void ReadGids(const std::string& port_dir, Port* port) {
     if (!addr.has_value() || IsZero(*addr)) continue;
     // Reading the type of an empty or just-deleted entry fails (EINVAL):
     // such an entry is not usable, whatever gids/<i> showed a moment ago.
-    absl::StatusOr<std::string> type =
-        util::ReadFileTrimmed(port_dir + "/gid_attrs/types/" + name);
+    absl::StatusOr<std::string> type = util::ReadFileTrimmed(port_dir + "/gid_attrs/types/" + name);
     if (!type.ok()) continue;
     Gid* gid = port->add_gids();
     gid->set_index(index);
@@ -228,9 +227,9 @@ RdmaDevice ReadDevice(const std::string& sysfs, const std::string& name) {
 
   // Only rdma_rxe creates a `parent` attribute, so it is what marks a
   // software device. Neither node_type ("1: CA" for rxe and mlx5 alike) nor
-  // the `device` link tells: kernels before 5.x registered rxe as a child of
-  // its netdev's parent, so device/ there is the NIC under rxe (virtio-pci,
-  // say), whose driver and PCI address are not rxe's.
+  // the `device` link tells: older kernels (4.x) registered rxe as a child
+  // of its netdev's parent, so device/ there is the NIC under rxe
+  // (virtio-pci, say), whose driver and PCI address are not rxe's.
   if (!device.parent_netdev().empty()) {
     device.set_driver("rdma_rxe");
   } else {

@@ -61,8 +61,8 @@ class Decoder {
     const Descriptor* desc = msg->GetDescriptor();
     absl::flat_hash_set<std::string> seen;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
-      const YAML::Node& value = it->second;
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
       if (!key.IsScalar()) {
         Error(key, path, "mapping keys must be plain field names");
         continue;

@@ -147,6 +147,9 @@ struct BadCase {
   bool raw = false;
 };
 
+// Keeps ctest names readable (gtest would print the struct's bytes).
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
 class BadConfig : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadConfig, IsRejectedWithFieldPathAndReason) {

@@ -186,17 +186,17 @@ TEST(SysfsDiscoveryTest, PcieLinkDegradedWhenEitherWidthOrSpeedIsBelowMaxAndBoth
     bool degraded;
   };
   const Case cases[] = {
-      {"16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "16", true},   // narrow slot
-      {"8.0 GT/s PCIe", "16", "16.0 GT/s PCIe", "16", true},   // trained a gen lower
+      {"16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "16", true},  // narrow slot
+      {"8.0 GT/s PCIe", "16", "16.0 GT/s PCIe", "16", true},  // trained a gen lower
       {"16.0 GT/s PCIe", "16", "16.0 GT/s PCIe", "16", false},
-      {"Unknown", "8", "16.0 GT/s PCIe", "16", true},          // width alone suffices
-      {"Unknown", "16", "16.0 GT/s PCIe", "16", false},        // current speed unknown
-      {"8.0 GT/s PCIe", "16", "Unknown", "16", false},         // max speed unknown
+      {"Unknown", "8", "16.0 GT/s PCIe", "16", true},    // width alone suffices
+      {"Unknown", "16", "16.0 GT/s PCIe", "16", false},  // current speed unknown
+      {"8.0 GT/s PCIe", "16", "Unknown", "16", false},   // max speed unknown
       {"8.0 GT/s PCIe", "0", "16.0 GT/s PCIe", "16", true},
       {"16.0 GT/s PCIe", "0", "16.0 GT/s PCIe", "16", false},  // width unknown
   };
+  SysfsCopy copy;
   for (const Case& c : cases) {
-    SysfsCopy copy;
     WriteFile(copy / kFn0Dir / "current_link_speed", c.cur_speed);
     WriteFile(copy / kFn0Dir / "current_link_width", c.cur_width);
     WriteFile(copy / kFn0Dir / "max_link_speed", c.max_speed);
@@ -383,7 +383,7 @@ TEST(SysfsDiscoveryTest, RxeWithoutGidsUsesParentAsPortNetdev) {
 
 TEST(SysfsDiscoveryTest, RxeOnOldKernelWithDeviceLinkIsStillSoftware) {
   SysfsCopy copy;
-  // Before 5.x rxe hung below its netdev's parent device, so rxe0/device
+  // On 4.x kernels rxe hung below its netdev's parent device, so rxe0/device
   // pointed at the NIC's function.
   WriteFile(copy / "devices/pci0000:00/0000:00:03.0/numa_node", "0");
   fs::create_directory_symlink("../../../pci0000:00/0000:00:03.0", copy / kRxe0Dir / "device");
@@ -401,14 +401,15 @@ TEST(SysfsDiscoveryTest, SubFunctionDeviceHasDriverButNoPciAddress) {
   fs::path sf = copy / kFn0Dir / "mlx5_core.sf.2";
   fs::create_directories(copy / "bus/auxiliary/drivers/mlx5_core.sf");
   fs::create_directories(sf / "infiniband/mlx5_3");
-  fs::create_directory_symlink("../../../../../bus/auxiliary/drivers/mlx5_core.sf",
-                               sf / "driver");
+  fs::create_directory_symlink("../../../../../bus/auxiliary/drivers/mlx5_core.sf", sf / "driver");
   fs::create_directory_symlink("../../../mlx5_core.sf.2", sf / "infiniband/mlx5_3/device");
-  fs::create_directory_symlink(std::string("../../") + kFn0Dir + "/mlx5_core.sf.2/infiniband/mlx5_3",
-                               copy / "class/infiniband/mlx5_3");
+  fs::create_directory_symlink(
+      std::string("../../") + kFn0Dir + "/mlx5_core.sf.2/infiniband/mlx5_3",
+      copy / "class/infiniband/mlx5_3");
   RdmaDevice d = MustDiscover(copy.root(), "mlx5_3");
   EXPECT_EQ(d.driver(), "mlx5_core.sf");
   EXPECT_EQ(d.pci_address(), "");
+  EXPECT_FALSE(d.has_pcie());
 }
 
 TEST(SysfsDiscoveryTest, DeviceWithUnreadableAttributesIsStillListed) {
@@ -461,38 +462,50 @@ TEST(RoceMtuTest, LargestIbMtuThatFitsAfterKernelOverhead) {
   }
 }
 
-TEST(ParseTest, PcieSpeedInGts) {
+TEST(SysfsParseTest, PcieSpeedInGts) {
   struct Case {
     const char* text;
     double gts;
   };
   const Case cases[] = {
-      {"16.0 GT/s PCIe", 16.0}, {"8.0 GT/s PCIe", 8.0}, {"32.0 GT/s PCIe", 32.0},
-      {"2.5 GT/s PCIe", 2.5},   {"2.5 GT/s", 2.5},      {"8 GT/s", 8.0},
-      {"Unknown", 0},           {"Unknown speed", 0},   {"", 0},
-      {"16.0", 0},              {"nan GT/s", 0},
+      {"16.0 GT/s PCIe", 16.0},
+      {"8.0 GT/s PCIe", 8.0},
+      {"32.0 GT/s PCIe", 32.0},
+      {"2.5 GT/s PCIe", 2.5},
+      {"2.5 GT/s", 2.5},
+      {"8 GT/s", 8.0},
+      {"Unknown", 0},
+      {"Unknown speed", 0},
+      {"", 0},
+      {"16.0", 0},
+      {"nan GT/s", 0},
   };
   for (const Case& c : cases) {
     EXPECT_DOUBLE_EQ(ParsePcieSpeedGts(c.text), c.gts) << "'" << c.text << "'";
   }
 }
 
-TEST(ParseTest, PortRateInGbps) {
+TEST(SysfsParseTest, PortRateInGbps) {
   struct Case {
     const char* text;
     double gbps;
   };
   const Case cases[] = {
-      {"100 Gb/sec (4X EDR)", 100}, {"10 Gb/sec (1X QDR)", 10}, {"2.5 Gb/sec (1X SDR)", 2.5},
-      {"100 Gb/sec (2X HDR)", 100}, {"400 Gb/sec (4X NDR)", 400}, {"", 0},
-      {"Gb/sec", 0},                {"40", 0},
+      {"100 Gb/sec (4X EDR)", 100},
+      {"10 Gb/sec (1X QDR)", 10},
+      {"2.5 Gb/sec (1X SDR)", 2.5},
+      {"100 Gb/sec (2X HDR)", 100},
+      {"400 Gb/sec (4X NDR)", 400},
+      {"", 0},
+      {"Gb/sec", 0},
+      {"40", 0},
   };
   for (const Case& c : cases) {
     EXPECT_DOUBLE_EQ(ParseRateGbps(c.text), c.gbps) << "'" << c.text << "'";
   }
 }
 
-TEST(ParseTest, PortStateFromKernelText) {
+TEST(SysfsParseTest, PortStateFromKernelText) {
   struct Case {
     const char* text;
     PortState state;
@@ -511,7 +524,7 @@ TEST(ParseTest, PortStateFromKernelText) {
   for (const Case& c : cases) EXPECT_EQ(ParsePortState(c.text), c.state) << "'" << c.text << "'";
 }
 
-TEST(ParseTest, GidTypeDependsOnLinkLayerForV1) {
+TEST(SysfsParseTest, GidTypeDependsOnLinkLayerForV1) {
   struct Case {
     const char* text;
     const char* link_layer;
@@ -530,7 +543,7 @@ TEST(ParseTest, GidTypeDependsOnLinkLayerForV1) {
   }
 }
 
-TEST(ParseTest, GidToIpGivesDottedIpv4OrCompressedIpv6) {
+TEST(SysfsParseTest, GidToIpGivesDottedIpv4OrCompressedIpv6) {
   struct Case {
     const char* gid;
     const char* ip;

@@ -20,6 +20,9 @@ LAB_RUNNER_PORT_BASE=2200         # exec runner: 127.0.0.1:(base+i) in the netns
 LAB_GRPC_PORT=7471
 LAB_METRICS_PORT=9471
 
+# Debian's interpreter, not whatever python3 a PATH (pyenv shims...) finds first.
+PY=/usr/bin/python3
+
 lab_log() { printf 'lab: %s\n' "$*" >&2; }
 lab_die() { printf 'lab: error: %s\n' "$*" >&2; exit 1; }
 
@@ -67,6 +70,7 @@ lab_kpaths() {
   KCACHE=$LAB_CACHE/$kver
   KROOT=$KCACHE/root
   KIMAGE=$KROOT/boot/vmlinuz-$kver
+  KVMLINUX=$KCACHE/vmlinux   # uncompressed, PVH-bootable (setup.sh)
   KMODDIR=$KROOT/lib/modules/$kver
   KHEADERS=$KROOT/usr/src/linux-headers-$kver
   KMODULE=$KCACHE/module/roce_dcbtest.ko

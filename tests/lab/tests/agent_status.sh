@@ -9,9 +9,9 @@ for ((i = 1; i <= NODES; i++)); do
   ip=$("$LAB" addr node$i)
   out=$(ip netns exec "$ns" "$ROCECTL_BIN" --target "$ip:7471" -o json status) ||
     fail "node$i: rocectl status failed"
-  python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$out" ||
+  "$PY" -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$out" ||
     fail "node$i: rocectl -o json status is not JSON: $out"
-  metrics=$(ip netns exec "$ns" python3 -c '
+  metrics=$(ip netns exec "$ns" "$PY" -c '
 import sys, urllib.request
 print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode())' "$ip") ||
     fail "node$i: GET /metrics failed"

@@ -6,6 +6,7 @@ TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB=$(cd "$TESTS_DIR/.." && pwd)/lab
 export LAB_NAME=${LAB_NAME:-roced-lab-ctest}
 SKIP=77
+PY=/usr/bin/python3
 TEST_NAME=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
 
 log() { printf '[%s] %s\n' "$TEST_NAME" "$*"; }
@@ -40,7 +41,7 @@ lx() { local n=$1; shift; "$LAB" exec -t "${LX_TIMEOUT:-120}" "$n" -- "$@"; }
 lsh() { local n=$1; shift; "$LAB" exec -t "${LX_TIMEOUT:-120}" "$n" -- sh -ec "$1"; }
 
 # json_get JSON PYTHON-EXPR: evaluate EXPR with the parsed JSON bound to j.
-json_get() { python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"; }
+json_get() { "$PY" -c 'import json,sys; j=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 expect_eq() { # expect_eq WHAT WANT GOT
   [[ $2 == "$3" ]] || fail "$1: want '$2', got '$3'"

@@ -32,7 +32,7 @@ row=$(awk '$1 ~ /^[0-9]+$/ && NF == 5 {print; exit}' <<<"$out")
 read -r bytes n peak avg rate <<<"$row"
 expect_eq "message size" "$size" "$bytes"
 expect_eq "iterations" "$iters" "$n"
-python3 - "$peak" "$avg" "$rate" <<'PY' || fail "bandwidth figures out of range: $row"
+"$PY" - "$peak" "$avg" "$rate" <<'PY' || fail "bandwidth figures out of range: $row"
 import sys
 peak, avg, rate = map(float, sys.argv[1:])
 assert 0 < avg <= peak * 1.0001 and avg < 100, (peak, avg)   # Gb/s

@@ -31,7 +31,7 @@ row=$(awk '$1 ~ /^[0-9]+$/ && NF >= 9 {print; exit}' <<<"$out")
 [[ -n $row ]] || fail "no result row in ib_write_lat output"
 read -r bytes n tmin tmax ttyp tavg _ <<<"$row"
 expect_eq "iterations" "$iters" "$n"
-python3 - "$tmin" "$ttyp" "$tavg" "$tmax" <<'PY' || fail "latency figures out of range: $row"
+"$PY" - "$tmin" "$ttyp" "$tavg" "$tmax" <<'PY' || fail "latency figures out of range: $row"
 import sys
 tmin, ttyp, tavg, tmax = map(float, sys.argv[1:])
 # Soft-RoCE under TCG emulation: ~0.2-5 ms; anything under 1 s is "working".

@@ -1,0 +1,251 @@
+#include "hal/counter_files.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace roced::hal {
+namespace {
+
+// A monotonic clock: a wall-clock step must not stall or hurry rescans.
+absl::Time MonotonicNow() {
+  return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+}
+
+size_t DefaultMaxOpenFiles() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 4096;
+  return static_cast<size_t>(limit.rlim_cur / 2);
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Errors that mean the attribute, and so the device, is gone: kernfs
+// answers ENODEV for reads of a removed attribute through an open file.
+bool IsGone(int err) { return err == ENODEV || err == ENOENT || err == ENXIO; }
+
+constexpr size_t kMaxCounterText = 32;  // u64 is 20 digits, plus newline
+
+}  // namespace
+
+const char* CounterSourceName(CounterSource source) {
+  return source == CounterSource::kCounters ? "counters" : "hw_counters";
+}
+
+bool ParseCounterText(const char* text, size_t size, uint64_t* value) {
+  absl::string_view s(text, size);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  if (s.empty() || s.front() == '-' || s.front() == '+') return false;
+  return absl::SimpleAtoi(s, value);
+}
+
+CounterFiles::CounterFiles(Paths paths, Options options)
+    : paths_(std::move(paths)),
+      rescan_interval_(options.rescan_interval),
+      max_open_files_(options.max_open_files > 0 ? options.max_open_files : DefaultMaxOpenFiles()) {}
+
+CounterFiles::~CounterFiles() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [name, dirs] : devices_) {
+    for (Dir& dir : dirs) {
+      for (File& f : dir.files) CloseFile(&f);
+    }
+  }
+}
+
+void CounterFiles::CloseFile(File* file) {
+  if (file->fd >= 0) {
+    ::close(file->fd);
+    file->fd = -1;
+    --open_files_;
+  }
+}
+
+void CounterFiles::DropDevice(const std::string& device) {
+  auto it = devices_.find(device);
+  if (it == devices_.end()) return;
+  for (Dir& dir : it->second) {
+    for (File& f : dir.files) CloseFile(&f);
+  }
+  devices_.erase(it);
+}
+
+void CounterFiles::Rescan() {
+  absl::MutexLock lock(&mu_);
+  RescanLocked();
+}
+
+void CounterFiles::SyncDir(const std::string& path, Dir* dir) {
+  absl::StatusOr<std::vector<std::string>> names = util::ListDir(path);
+  std::vector<std::string> wanted;
+  if (names.ok()) {
+    for (std::string& name : *names) {
+      if (dir->source == CounterSource::kHwCounters && name == "lifespan") continue;
+      wanted.push_back(std::move(name));
+    }
+  }
+  // Both lists are sorted: keep files still present, close the others, and
+  // open the new ones.
+  std::vector<File> next;
+  next.reserve(wanted.size());
+  auto old = dir->files.begin();
+  for (const std::string& name : wanted) {
+    while (old != dir->files.end() && old->name < name) CloseFile(&*old++);
+    if (old != dir->files.end() && old->name == name) {
+      next.push_back(std::move(*old++));
+      continue;
+    }
+    File f;
+    f.name = name;
+    f.path = absl::StrCat(path, "/", name);
+    // Directories or other non-counter entries (none in current kernels,
+    // but a future driver may add a subdirectory) are not counters.
+    if (!IsRegularFile(f.path)) continue;
+    if (open_files_ < max_open_files_) {
+      f.fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (f.fd >= 0) ++open_files_;
+    }
+    next.push_back(std::move(f));
+  }
+  while (old != dir->files.end()) CloseFile(&*old++);
+  dir->files = std::move(next);
+}
+
+void CounterFiles::RescanLocked() {
+  scanned_ = true;
+  last_scan_ = MonotonicNow();
+  const std::string class_dir = paths_.sysfs + "/class/infiniband";
+  absl::StatusOr<std::vector<std::string>> names = util::ListDir(class_dir);
+  std::set<std::string> present;
+  if (names.ok()) present.insert(names->begin(), names->end());
+  for (auto it = devices_.begin(); it != devices_.end();) {
+    if (present.count(it->first)) {
+      ++it;
+      continue;
+    }
+    std::string gone = it++->first;
+    DropDevice(gone);
+  }
+  for (const std::string& device : present) {
+    const std::string ports_dir = absl::StrCat(class_dir, "/", device, "/ports");
+    std::vector<uint32_t> ports;
+    absl::StatusOr<std::vector<std::string>> port_names = util::ListDir(ports_dir);
+    if (port_names.ok()) {
+      for (const std::string& p : *port_names) {
+        uint32_t n = 0;
+        if (absl::SimpleAtoi(p, &n)) ports.push_back(n);
+      }
+    }
+    std::sort(ports.begin(), ports.end());
+    std::vector<Dir>& dirs = devices_[device];
+    std::vector<Dir> next;
+    for (uint32_t port : ports) {
+      for (CounterSource source : {CounterSource::kCounters, CounterSource::kHwCounters}) {
+        const std::string path =
+            absl::StrCat(ports_dir, "/", port, "/", CounterSourceName(source));
+        auto existing = std::find_if(dirs.begin(), dirs.end(), [&](const Dir& d) {
+          return d.port == port && d.source == source;
+        });
+        Dir dir;
+        if (existing != dirs.end()) {
+          dir = std::move(*existing);
+          dirs.erase(existing);
+        } else {
+          dir.device = device;
+          dir.port = port;
+          dir.source = source;
+        }
+        SyncDir(path, &dir);
+        // rxe has no counters/ (it answers no MADs): no set, not an empty one.
+        if (!dir.files.empty()) next.push_back(std::move(dir));
+      }
+    }
+    for (Dir& stale : dirs) {
+      for (File& f : stale.files) CloseFile(&f);
+    }
+    if (next.empty()) {
+      devices_.erase(device);
+    } else {
+      dirs = std::move(next);
+    }
+  }
+}
+
+std::vector<PortCounterSet> CounterFiles::Read() {
+  absl::MutexLock lock(&mu_);
+  if (!scanned_ || MonotonicNow() - last_scan_ >= rescan_interval_) RescanLocked();
+  std::vector<PortCounterSet> out;
+  std::vector<std::string> gone;
+  char buf[kMaxCounterText + 1];
+  for (auto& [device, dirs] : devices_) {
+    bool device_gone = false;
+    std::vector<PortCounterSet> sets;
+    for (Dir& dir : dirs) {
+      PortCounterSet set;
+      set.device = device;
+      set.port = dir.port;
+      set.source = dir.source;
+      set.values.reserve(dir.files.size());
+      for (File& f : dir.files) {
+        int fd = f.fd;
+        if (fd < 0) fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+        ssize_t n = -1;
+        int err = errno;
+        if (fd >= 0) {
+          do {
+            n = ::pread(fd, buf, kMaxCounterText, 0);
+          } while (n < 0 && errno == EINTR);
+          err = errno;
+          if (f.fd < 0) ::close(fd);
+        }
+        if (n < 0) {
+          if (IsGone(err)) {
+            device_gone = true;
+            break;
+          }
+          // EINVAL/EIO/EOPNOTSUPP: this counter is unreadable right now
+          // (mlx5 fails some reads while the port is down); skip it.
+          continue;
+        }
+        uint64_t value = 0;
+        if (ParseCounterText(buf, static_cast<size_t>(n), &value)) {
+          set.values.push_back({f.name, value});
+        }
+      }
+      if (device_gone) break;
+      sets.push_back(std::move(set));
+    }
+    if (device_gone) {
+      gone.push_back(device);
+      continue;
+    }
+    for (PortCounterSet& s : sets) out.push_back(std::move(s));
+  }
+  for (const std::string& device : gone) {
+    LOG_INFO << "RDMA device " << device << " is gone; dropping its counters";
+    DropDevice(device);
+  }
+  return out;
+}
+
+size_t CounterFiles::open_files() const {
+  absl::MutexLock lock(&mu_);
+  return open_files_;
+}
+
+}  // namespace roced::hal

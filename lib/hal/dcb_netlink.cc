@@ -1,0 +1,247 @@
+#include "hal/dcb_netlink.h"
+
+#include <linux/dcbnl.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "util/fs.h"
+
+namespace roced::hal {
+namespace {
+
+struct SockDeleter {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+struct MsgDeleter {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
+using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+
+absl::StatusOr<SockPtr> Connect() {
+  SockPtr sock(nl_socket_alloc());
+  if (!sock) return absl::ResourceExhaustedError("nl_socket_alloc failed");
+  int rc = nl_connect(sock.get(), NETLINK_ROUTE);
+  if (rc < 0) return absl::UnavailableError(absl::StrCat("netlink connect: ", nl_geterror(rc)));
+  return sock;
+}
+
+MsgPtr NewRequest(int type, uint8_t cmd, const std::string& ifname) {
+  MsgPtr msg(nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_ACK));
+  if (!msg) return msg;
+  struct dcbmsg hdr {};
+  hdr.dcb_family = AF_UNSPEC;
+  hdr.cmd = cmd;
+  if (nlmsg_append(msg.get(), &hdr, sizeof(hdr), NLMSG_ALIGNTO) < 0 ||
+      nla_put_string(msg.get(), DCB_ATTR_IFNAME, ifname.c_str()) < 0) {
+    msg.reset();
+  }
+  return msg;
+}
+
+// Sends `msg` and reads until the kernel's ack (or error) for it. The DCB
+// reply, if any, is handed to `on_reply`. Returns the errno the kernel put
+// in its NLMSG_ERROR (0 on success) or a status for transport failures.
+absl::StatusOr<int> Transact(nl_sock* sock, nl_msg* msg,
+                             const std::function<void(nlmsghdr*)>& on_reply) {
+  int rc = nl_send_auto(sock, msg);
+  if (rc < 0) return absl::UnavailableError(absl::StrCat("netlink send: ", nl_geterror(rc)));
+  const uint32_t seq = nlmsg_hdr(msg)->nlmsg_seq;
+  while (true) {
+    sockaddr_nl peer{};
+    unsigned char* buf = nullptr;
+    int n = nl_recv(sock, &peer, &buf, nullptr);
+    if (n <= 0) {
+      free(buf);
+      return absl::UnavailableError(absl::StrCat("netlink recv: ", n < 0 ? nl_geterror(n) : "eof"));
+    }
+    std::unique_ptr<unsigned char, decltype(&free)> owned(buf, &free);
+    int len = n;
+    for (auto* hdr = reinterpret_cast<nlmsghdr*>(buf); nlmsg_ok(hdr, len); hdr = nlmsg_next(hdr, &len)) {
+      if (hdr->nlmsg_seq != seq) continue;
+      if (hdr->nlmsg_type == NLMSG_ERROR) {
+        auto* err = static_cast<nlmsgerr*>(nlmsg_data(hdr));
+        return -err->error;
+      }
+      if (hdr->nlmsg_type == RTM_GETDCB || hdr->nlmsg_type == RTM_SETDCB) on_reply(hdr);
+    }
+  }
+}
+
+absl::Status KernelError(int err, const std::string& what, const std::string& ifname) {
+  if (err == EOPNOTSUPP) {
+    return absl::UnimplementedError(absl::StrCat(ifname, ": ", what, ": the driver has no DCB support (EOPNOTSUPP)"));
+  }
+  if (err == ENODEV) return absl::NotFoundError(absl::StrCat(ifname, ": no such interface"));
+  return util::ErrnoToStatus(err, absl::StrCat(ifname, ": ", what));
+}
+
+// Runs a SET/DEL and interprets both the ack and the status byte.
+absl::Status RunSet(nl_msg* msg, const std::string& what, const std::string& ifname) {
+  auto sock = Connect();
+  if (!sock.ok()) return sock.status();
+  int status_byte_err = 0;
+  bool saw_status = false;
+  auto rc = Transact(sock->get(), msg, [&](nlmsghdr* hdr) {
+    nlattr* tb[DCB_ATTR_MAX + 1] = {};
+    if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return;
+    if (tb[DCB_ATTR_IEEE]) {
+      // A u8 holding a negative errno, truncated: read it back as signed.
+      status_byte_err = -static_cast<int8_t>(nla_get_u8(tb[DCB_ATTR_IEEE]));
+      saw_status = true;
+    }
+  });
+  if (!rc.ok()) return rc.status();
+  if (*rc != 0) return KernelError(*rc, what, ifname);
+  if (saw_status && status_byte_err != 0) {
+    return KernelError(status_byte_err, absl::StrCat(what, " refused by the driver"), ifname);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DcbReading> DcbNetlink::Get(const std::string& ifname) const {
+  auto sock = Connect();
+  if (!sock.ok()) return sock.status();
+  MsgPtr msg = NewRequest(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname);
+  if (!msg) return absl::InternalError("cannot build DCB_CMD_IEEE_GET");
+  DcbReading reading;
+  bool got = false;
+  auto rc = Transact(sock->get(), msg.get(), [&](nlmsghdr* hdr) {
+    nlattr* tb[DCB_ATTR_MAX + 1] = {};
+    if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return;
+    got = true;
+    if (tb[DCB_ATTR_DCBX]) reading.dcbx = nla_get_u8(tb[DCB_ATTR_DCBX]);
+    if (!tb[DCB_ATTR_IEEE]) return;
+    nlattr* ieee[DCB_ATTR_IEEE_MAX + 1] = {};
+    if (nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, tb[DCB_ATTR_IEEE], nullptr) < 0) return;
+    if (ieee[DCB_ATTR_IEEE_ETS] && nla_len(ieee[DCB_ATTR_IEEE_ETS]) >= static_cast<int>(sizeof(ieee_ets))) {
+      ieee_ets k;
+      std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_ETS]), sizeof(k));
+      DcbEts e;
+      e.willing = k.willing;
+      e.ets_cap = k.ets_cap;
+      e.cbs = k.cbs;
+      for (int i = 0; i < 8; ++i) {
+        e.tc_tx_bw[i] = k.tc_tx_bw[i];
+        e.tc_rx_bw[i] = k.tc_rx_bw[i];
+        e.tc_tsa[i] = k.tc_tsa[i];
+        e.prio_tc[i] = k.prio_tc[i];
+        e.tc_reco_bw[i] = k.tc_reco_bw[i];
+        e.tc_reco_tsa[i] = k.tc_reco_tsa[i];
+        e.reco_prio_tc[i] = k.reco_prio_tc[i];
+      }
+      reading.ets = e;
+    }
+    if (ieee[DCB_ATTR_IEEE_PFC] && nla_len(ieee[DCB_ATTR_IEEE_PFC]) >= static_cast<int>(sizeof(ieee_pfc))) {
+      ieee_pfc k;
+      std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_PFC]), sizeof(k));
+      DcbPfc p;
+      p.pfc_cap = k.pfc_cap;
+      p.pfc_en = k.pfc_en;
+      p.mbc = k.mbc;
+      p.delay = k.delay;
+      for (int i = 0; i < 8; ++i) {
+        p.requests[i] = k.requests[i];
+        p.indications[i] = k.indications[i];
+      }
+      reading.pfc = p;
+    }
+    if (ieee[DCB_ATTR_IEEE_APP_TABLE]) {
+      nlattr* attr;
+      int rem;
+      nla_for_each_nested(attr, ieee[DCB_ATTR_IEEE_APP_TABLE], rem) {
+        if (nla_type(attr) != DCB_ATTR_IEEE_APP || nla_len(attr) < static_cast<int>(sizeof(dcb_app))) continue;
+        dcb_app app;
+        std::memcpy(&app, nla_data(attr), sizeof(app));
+        reading.apps.push_back({app.selector, app.priority, app.protocol});
+      }
+    }
+  });
+  if (!rc.ok()) return rc.status();
+  if (*rc != 0) return KernelError(*rc, "DCB_CMD_IEEE_GET", ifname);
+  if (!got) return absl::InternalError(absl::StrCat(ifname, ": DCB_CMD_IEEE_GET gave no reply"));
+  return reading;
+}
+
+namespace {
+// Builds IEEE_SET with one nested attribute of `size` bytes.
+absl::Status SetOne(const std::string& ifname, int attr, const void* data, size_t size,
+                    const char* what) {
+  MsgPtr msg = NewRequest(RTM_SETDCB, DCB_CMD_IEEE_SET, ifname);
+  if (!msg) return absl::InternalError("cannot build DCB_CMD_IEEE_SET");
+  nlattr* nest = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
+  if (nest == nullptr || nla_put(msg.get(), attr, static_cast<int>(size), data) < 0) {
+    return absl::InternalError("cannot build DCB_CMD_IEEE_SET");
+  }
+  nla_nest_end(msg.get(), nest);
+  return RunSet(msg.get(), what, ifname);
+}
+
+absl::Status AppCommand(const std::string& ifname, const std::vector<DcbApp>& apps, uint8_t cmd,
+                        const char* what) {
+  if (apps.empty()) return absl::OkStatus();
+  MsgPtr msg = NewRequest(RTM_SETDCB, cmd, ifname);
+  if (!msg) return absl::InternalError("cannot build DCB app request");
+  nlattr* ieee = nla_nest_start(msg.get(), DCB_ATTR_IEEE);
+  nlattr* table = ieee ? nla_nest_start(msg.get(), DCB_ATTR_IEEE_APP_TABLE) : nullptr;
+  if (table == nullptr) return absl::InternalError("cannot build DCB app request");
+  for (const DcbApp& a : apps) {
+    dcb_app app{};
+    app.selector = a.selector;
+    app.priority = a.priority;
+    app.protocol = a.protocol;
+    if (nla_put(msg.get(), DCB_ATTR_IEEE_APP, sizeof(app), &app) < 0) {
+      return absl::InternalError("DCB app request too large");
+    }
+  }
+  nla_nest_end(msg.get(), table);
+  nla_nest_end(msg.get(), ieee);
+  return RunSet(msg.get(), what, ifname);
+}
+}  // namespace
+
+absl::Status DcbNetlink::SetEts(const std::string& ifname, const DcbEts& e) const {
+  ieee_ets k{};
+  k.willing = e.willing;
+  k.ets_cap = e.ets_cap;
+  k.cbs = e.cbs;
+  for (int i = 0; i < 8; ++i) {
+    k.tc_tx_bw[i] = e.tc_tx_bw[i];
+    k.tc_rx_bw[i] = e.tc_rx_bw[i];
+    k.tc_tsa[i] = e.tc_tsa[i];
+    k.prio_tc[i] = e.prio_tc[i];
+    k.tc_reco_bw[i] = e.tc_reco_bw[i];
+    k.tc_reco_tsa[i] = e.tc_reco_tsa[i];
+    k.reco_prio_tc[i] = e.reco_prio_tc[i];
+  }
+  return SetOne(ifname, DCB_ATTR_IEEE_ETS, &k, sizeof(k), "set ETS");
+}
+
+absl::Status DcbNetlink::SetPfc(const std::string& ifname, const DcbPfc& p) const {
+  ieee_pfc k{};
+  k.pfc_cap = p.pfc_cap;
+  k.pfc_en = p.pfc_en;
+  k.mbc = p.mbc;
+  k.delay = p.delay;
+  return SetOne(ifname, DCB_ATTR_IEEE_PFC, &k, sizeof(k), "set PFC");
+}
+
+absl::Status DcbNetlink::AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const {
+  return AppCommand(ifname, apps, DCB_CMD_IEEE_SET, "add app-table entries");
+}
+
+absl::Status DcbNetlink::DelApps(const std::string& ifname, const std::vector<DcbApp>& apps) const {
+  return AppCommand(ifname, apps, DCB_CMD_IEEE_DEL, "delete app-table entries");
+}
+
+}  // namespace roced::hal

@@ -1,0 +1,75 @@
+// DCB netlink (rtnetlink RTM_GETDCB / RTM_SETDCB, IEEE 802.1Qaz commands):
+// PFC, ETS and the DSCP application table of one netdev. Messages are built
+// and parsed with libnl; each call uses its own socket, so the class is
+// thread-safe and holds no kernel state.
+//
+// The kernel acknowledges every SET with 0 even when the driver refused it;
+// the real outcome is a status byte (a negative errno) in the reply's
+// DCB_ATTR_IEEE attribute. Every Set*/Add*/Del* here reads it, and maps a
+// refusal to an error naming the netdev and the operation. The kernel also
+// skips ops a driver lacks without saying so: callers verify by reading back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace roced::hal {
+
+struct DcbEts {
+  bool willing = false;
+  uint8_t ets_cap = 0;
+  uint8_t cbs = 0;
+  std::array<uint8_t, 8> tc_tx_bw{};
+  std::array<uint8_t, 8> tc_rx_bw{};
+  std::array<uint8_t, 8> tc_tsa{};  // 0 strict, 1 CB shaper, 2 ETS, 255 vendor
+  std::array<uint8_t, 8> prio_tc{};
+  std::array<uint8_t, 8> tc_reco_bw{};
+  std::array<uint8_t, 8> tc_reco_tsa{};
+  std::array<uint8_t, 8> reco_prio_tc{};
+};
+
+struct DcbPfc {
+  uint8_t pfc_cap = 0;
+  uint8_t pfc_en = 0;  // bit N = priority N
+  uint8_t mbc = 0;
+  uint16_t delay = 0;
+  std::array<uint64_t, 8> requests{};     // PFC frames sent, per priority
+  std::array<uint64_t, 8> indications{};  // PFC frames received, per priority
+};
+
+struct DcbApp {
+  uint8_t selector = 0;  // 5 = DSCP
+  uint8_t priority = 0;
+  uint16_t protocol = 0;  // the DSCP value for selector 5
+  bool operator==(const DcbApp&) const = default;
+};
+
+struct DcbReading {
+  std::optional<DcbEts> ets;  // absent when the driver has no getets
+  std::optional<DcbPfc> pfc;  // absent when the driver has no getpfc
+  std::vector<DcbApp> apps;   // the IEEE application table
+  std::optional<uint8_t> dcbx;
+};
+
+inline constexpr uint8_t kAppSelectorDscp = 5;
+
+class DcbNetlink {
+ public:
+  // UNIMPLEMENTED when the netdev has no DCB support (EOPNOTSUPP), NOT_FOUND
+  // when it does not exist.
+  absl::StatusOr<DcbReading> Get(const std::string& ifname) const;
+
+  absl::Status SetEts(const std::string& ifname, const DcbEts& ets) const;
+  absl::Status SetPfc(const std::string& ifname, const DcbPfc& pfc) const;
+  // Adds application-table entries (DCB_CMD_IEEE_SET with an APP_TABLE).
+  absl::Status AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
+  // Deletes entries (DCB_CMD_IEEE_DEL).
+  absl::Status DelApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
+};
+
+}  // namespace roced::hal

@@ -1,0 +1,100 @@
+// A netdev's driver statistics, as `ethtool -S` shows them, read with the
+// SIOCETHTOOL ioctl (ETHTOOL_GSSET_INFO for the count, ETHTOOL_GSTRINGS for
+// the names, ETHTOOL_GSTATS for the values) on an AF_INET datagram socket.
+// The per-priority PFC counters mlx5 keeps (rx_prio3_pause, ...) exist only
+// here: ethtool netlink's standard statistics groups carry global pause only.
+//
+// Names are fetched once per netdev and fetched again when the netdev's
+// statistics count or ifindex changes (mlx5 adds and removes the per-priority
+// pause counters when PFC is enabled or disabled on a priority), so a
+// steady-state read is three ioctls.
+//
+// Needs no capability. The socket, and so the network namespace the netdevs
+// are looked up in, is that of the thread that made the first Read().
+// Thread-safe: concurrent reads are serialized.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+
+namespace roced::hal {
+
+struct EthtoolStat {
+  std::string name;
+  uint64_t value = 0;
+};
+
+// A source of per-netdev driver statistics; EthtoolStats is the real one.
+// Tests of consumers substitute their own.
+class NetdevStatsReader {
+ public:
+  virtual ~NetdevStatsReader() = default;
+  // Every statistic of `netdev`, in the driver's order. NOT_FOUND: no such
+  // netdev. UNIMPLEMENTED: the driver keeps no statistics (lo, dummy).
+  virtual absl::StatusOr<std::vector<EthtoolStat>> ReadStats(const std::string& netdev) = 0;
+};
+
+class EthtoolStats : public NetdevStatsReader {
+ public:
+  EthtoolStats() = default;
+  ~EthtoolStats() override;
+  EthtoolStats(const EthtoolStats&) = delete;
+  EthtoolStats& operator=(const EthtoolStats&) = delete;
+
+  absl::StatusOr<std::vector<EthtoolStat>> ReadStats(const std::string& netdev) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Names {
+    int ifindex = 0;
+    std::vector<std::string> names;
+  };
+  absl::StatusOr<uint32_t> StatsCount(const std::string& netdev)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<std::string>> FetchNames(const std::string& netdev, uint32_t count)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Ioctl(const std::string& netdev, void* data, const char* what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  std::map<std::string, Names> names_ ABSL_GUARDED_BY(mu_);
+};
+
+// The PFC, pause and discard statistics mlx5 names in `ethtool -S`.
+enum class PfcStatKind {
+  kRxPause,              // rx_prio<N>_pause: PFC frames received
+  kTxPause,              // tx_prio<N>_pause: PFC frames sent
+  kRxPauseDuration,      // rx_prio<N>_pause_duration: microseconds paused by the peer
+  kTxPauseDuration,      // tx_prio<N>_pause_duration: microseconds we paused the peer
+  kRxPauseTransition,    // rx_prio<N>_pause_transition: XOFF to XON transitions
+  kRxBufferDiscard,      // rx_prio<N>_buf_discard: dropped, no receive buffer
+  kRxCongestionDiscard,  // rx_prio<N>_cong_discard: dropped by congestion (WRED)
+  kRxEcnMarked,          // rx_prio<N>_marked: ECN-marked by the NIC
+  kRxPausePhy,           // rx_pause_ctrl_phy: link-level pause frames received
+  kTxPausePhy,           // tx_pause_ctrl_phy: link-level pause frames sent
+  kRxDiscardsPhy,        // rx_discards_phy: dropped for lack of port buffer
+  kTxPauseStormWarning,  // tx_pause_storm_warning_events
+  kTxPauseStormError,    // tx_pause_storm_error_events
+};
+
+struct PfcStatName {
+  PfcStatKind kind;
+  // 0-7 for the per-priority statistics, empty for the port-wide ones.
+  // mlx5 fills the *_discard and *_marked ones per traffic class under a
+  // "prio" name; with the default 1:1 priority-to-TC map they coincide.
+  std::optional<uint32_t> priority;
+};
+
+// Parses an mlx5 statistic name; nullopt for every other statistic
+// (including rx_prio8_pause and other out-of-range priorities).
+std::optional<PfcStatName> ParsePfcStatName(absl::string_view name);
+
+}  // namespace roced::hal

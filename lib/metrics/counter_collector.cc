@@ -1,0 +1,411 @@
+#include "metrics/counter_collector.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace roced::metrics {
+
+using hal::CounterSource;
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+namespace {
+
+constexpr CounterSource kPma = CounterSource::kCounters;
+constexpr CounterSource kHw = CounterSource::kHwCounters;
+
+constexpr const char* kPortCounterMetric = "roced_rdma_port_counter_total";
+constexpr const char* kHwCounterMetric = "roced_rdma_hw_counter_total";
+
+struct EthtoolFamily {
+  hal::PfcStatKind kind;
+  const char* metric;
+  const char* name;  // stable name in GetCounters
+  const char* help;
+  double scale;
+};
+
+const std::vector<EthtoolFamily>& EthtoolFamilies() {
+  static const auto* families = new std::vector<EthtoolFamily>{
+      {hal::PfcStatKind::kRxPause, "roced_pfc_pause_frames_received_total",
+       "pfc_pause_frames_received",
+       "PFC pause frames received per priority: the peer asked us to stop sending (ethtool "
+       "rx_prio<N>_pause).",
+       1},
+      {hal::PfcStatKind::kTxPause, "roced_pfc_pause_frames_sent_total", "pfc_pause_frames_sent",
+       "PFC pause frames sent per priority: we asked the peer to stop sending (ethtool "
+       "tx_prio<N>_pause).",
+       1},
+      {hal::PfcStatKind::kRxPauseDuration, "roced_pfc_pause_received_duration_seconds_total",
+       "pfc_pause_received_duration_microseconds",
+       "Time the priority was paused by received PFC frames (ethtool "
+       "rx_prio<N>_pause_duration, microseconds, converted).",
+       1e-6},
+      {hal::PfcStatKind::kTxPauseDuration, "roced_pfc_pause_sent_duration_seconds_total",
+       "pfc_pause_sent_duration_microseconds",
+       "Time our PFC frames held the peer's priority paused (ethtool "
+       "tx_prio<N>_pause_duration, microseconds, converted).",
+       1e-6},
+      {hal::PfcStatKind::kRxPauseTransition, "roced_pfc_pause_transitions_total",
+       "pfc_pause_transitions",
+       "XOFF to XON transitions of received PFC per priority (ethtool "
+       "rx_prio<N>_pause_transition).",
+       1},
+      {hal::PfcStatKind::kRxBufferDiscard, "roced_netdev_priority_buffer_discards_total",
+       "priority_buffer_discards",
+       "Received packets dropped for lack of a receive buffer, per priority (ethtool "
+       "rx_prio<N>_buf_discard).",
+       1},
+      {hal::PfcStatKind::kRxCongestionDiscard, "roced_netdev_priority_congestion_discards_total",
+       "priority_congestion_discards",
+       "Received packets dropped by the NIC's congestion control, per priority (ethtool "
+       "rx_prio<N>_cong_discard).",
+       1},
+      {hal::PfcStatKind::kRxEcnMarked, "roced_netdev_priority_ecn_marked_packets_total",
+       "priority_ecn_marked_packets",
+       "Received packets the NIC marked ECN-CE, per priority (ethtool rx_prio<N>_marked).", 1},
+      {hal::PfcStatKind::kRxPausePhy, "roced_netdev_link_pause_frames_received_total",
+       "link_pause_frames_received",
+       "Link-level (802.3x) pause frames received on the physical port (ethtool "
+       "rx_pause_ctrl_phy).",
+       1},
+      {hal::PfcStatKind::kTxPausePhy, "roced_netdev_link_pause_frames_sent_total",
+       "link_pause_frames_sent",
+       "Link-level (802.3x) pause frames sent on the physical port (ethtool tx_pause_ctrl_phy).",
+       1},
+      {hal::PfcStatKind::kRxDiscardsPhy, "roced_netdev_receive_discards_total",
+       "receive_discards",
+       "Received packets the physical port dropped for lack of buffer (ethtool "
+       "rx_discards_phy).",
+       1},
+      {hal::PfcStatKind::kTxPauseStormWarning, "roced_pfc_tx_pause_storm_warnings_total",
+       "tx_pause_storm_warnings",
+       "Times the NIC had been sending pause frames for a long time (ethtool "
+       "tx_pause_storm_warning_events).",
+       1},
+      {hal::PfcStatKind::kTxPauseStormError, "roced_pfc_tx_pause_storm_errors_total",
+       "tx_pause_storm_errors",
+       "Times the NIC's own storm prevention stopped it sending pause frames (ethtool "
+       "tx_pause_storm_error_events); drops are possible meanwhile.",
+       1},
+  };
+  return *families;
+}
+
+const EthtoolFamily* FindEthtoolFamily(hal::PfcStatKind kind) {
+  for (const EthtoolFamily& f : EthtoolFamilies()) {
+    if (f.kind == kind) return &f;
+  }
+  return nullptr;
+}
+
+// One (device, port): its counters/ and hw_counters/ sets, either may be
+// absent.
+struct PortView {
+  const std::string* device = nullptr;
+  uint32_t port = 0;
+  std::string netdev;
+  const hal::PortCounterSet* sets[2] = {nullptr, nullptr};
+};
+
+int Index(CounterSource source) { return source == kPma ? 0 : 1; }
+
+const hal::CounterValue* Find(const hal::PortCounterSet* set, const char* file) {
+  if (set == nullptr) return nullptr;
+  auto it = std::lower_bound(
+      set->values.begin(), set->values.end(), file,
+      [](const hal::CounterValue& v, const char* name) { return v.name < name; });
+  if (it == set->values.end() || it->name != file) return nullptr;
+  return &*it;
+}
+
+// A well-known counter resolved on one port.
+struct Resolved {
+  const WellKnownCounter* counter;
+  double value;  // scaled
+  uint64_t raw_sum;
+  std::vector<const hal::CounterValue*> files;
+  CounterSource source;  // of the first file
+};
+
+std::vector<Resolved> Resolve(const PortView& port) {
+  std::vector<Resolved> out;
+  for (const WellKnownCounter& c : WellKnownCounters()) {
+    for (const auto& alternative : c.alternatives) {
+      Resolved r{&c, 0, 0, {}, alternative.front().first};
+      for (const auto& [source, file] : alternative) {
+        const hal::CounterValue* v = Find(port.sets[Index(source)], file);
+        if (v == nullptr) continue;
+        if (r.files.empty()) r.source = source;
+        r.files.push_back(v);
+        r.raw_sum += v->value;
+      }
+      if (r.files.empty()) continue;
+      r.value = static_cast<double>(r.raw_sum) * c.scale;
+      out.push_back(std::move(r));
+      break;
+    }
+  }
+  return out;
+}
+
+// Files that alone feed a well-known metric: left out of the generic
+// families and shown under the stable name in GetCounters.
+std::map<const hal::CounterValue*, const WellKnownCounter*> SoleSources(
+    const std::vector<Resolved>& resolved) {
+  std::map<const hal::CounterValue*, const WellKnownCounter*> out;
+  for (const Resolved& r : resolved) {
+    if (r.files.size() == 1) out[r.files.front()] = r.counter;
+  }
+  return out;
+}
+
+std::vector<PortView> GroupPorts(const std::vector<hal::PortCounterSet>& sets,
+                                 const std::vector<PortNetdev>& ports) {
+  std::map<std::pair<std::string, uint32_t>, const std::string*> netdevs;
+  for (const PortNetdev& p : ports) netdevs[{p.device, p.port}] = &p.netdev;
+  std::vector<PortView> out;
+  for (const hal::PortCounterSet& s : sets) {
+    if (out.empty() || *out.back().device != s.device || out.back().port != s.port) {
+      PortView v;
+      v.device = &s.device;
+      v.port = s.port;
+      auto it = netdevs.find({s.device, s.port});
+      if (it != netdevs.end()) v.netdev = *it->second;
+      out.push_back(std::move(v));
+    }
+    out.back().sets[Index(s.source)] = &s;
+  }
+  return out;
+}
+
+class Builder {
+ public:
+  Builder() {
+    // Every family is declared up front so the exposition order does not
+    // depend on which driver happens to come first.
+    for (const WellKnownCounter& c : WellKnownCounters()) Declare(c.metric, c.help);
+    Declare(kPortCounterMetric,
+            "RDMA port PMA counters (sysfs ports/<p>/counters/<counter>) without a well-known "
+            "name, as the kernel reports them.");
+    Declare(kHwCounterMetric,
+            "RDMA driver counters (sysfs ports/<p>/hw_counters/<counter>) without a well-known "
+            "name, as the driver reports them.");
+    for (const EthtoolFamily& f : EthtoolFamilies()) Declare(f.metric, f.help);
+  }
+
+  void Add(const char* family, std::vector<ClientMetric::Label> labels, double value) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.counter.value = value;
+    families_[index_.at(family)].metric.push_back(std::move(m));
+  }
+
+  std::vector<MetricFamily> Take() {
+    std::vector<MetricFamily> out;
+    for (MetricFamily& f : families_) {
+      if (!f.metric.empty()) out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  void Declare(const char* name, const char* help) {
+    index_[name] = families_.size();
+    families_.push_back(MetricFamily{name, help, MetricType::Counter, {}});
+  }
+
+  std::vector<MetricFamily> families_;
+  std::map<std::string, size_t> index_;
+};
+
+}  // namespace
+
+const std::vector<WellKnownCounter>& WellKnownCounters() {
+  static const auto* counters = new std::vector<WellKnownCounter>{
+      {"roced_rdma_cnp_sent_total", "cnp_sent",
+       "Congestion notification packets sent by the notification point after ECN-marked RoCE "
+       "packets arrived (mlx5 np_cnp_sent).",
+       1, {{{kHw, "np_cnp_sent"}}}},
+      {"roced_rdma_cnp_handled_total", "cnp_handled",
+       "Congestion notification packets the reaction point received and acted on by lowering "
+       "its rate (mlx5 rp_cnp_handled).",
+       1, {{{kHw, "rp_cnp_handled"}}}},
+      {"roced_rdma_ecn_marked_packets_total", "ecn_marked_packets",
+       "RoCE packets received with ECN-CE set (mlx5 np_ecn_marked_roce_packets).", 1,
+       {{{kHw, "np_ecn_marked_roce_packets"}}}},
+      {"roced_rdma_out_of_sequence_total", "out_of_sequence",
+       "Packets the responder received with a PSN beyond the expected one (mlx5 "
+       "out_of_sequence, rxe out_of_seq_request).",
+       1, {{{kHw, "out_of_sequence"}}, {{kHw, "out_of_seq_request"}}}},
+      {"roced_rdma_packet_sequence_errors_total", "packet_sequence_errors",
+       "Sequence-error NAKs the requester received (mlx5 packet_seq_err, rxe rcvd_seq_err).", 1,
+       {{{kHw, "packet_seq_err"}}, {{kHw, "rcvd_seq_err"}}}},
+      {"roced_rdma_local_ack_timeouts_total", "local_ack_timeouts",
+       "Times a requester's ACK timer expired within the retry limit (mlx5 "
+       "local_ack_timeout_err).",
+       1, {{{kHw, "local_ack_timeout_err"}}}},
+      {"roced_rdma_rnr_nak_retries_total", "rnr_nak_retries",
+       "Receiver-not-ready NAKs the requester received and retried after (mlx5 "
+       "rnr_nak_retry_err, rxe rcvd_rnr_err).",
+       1, {{{kHw, "rnr_nak_retry_err"}}, {{kHw, "rcvd_rnr_err"}}}},
+      {"roced_rdma_duplicate_requests_total", "duplicate_requests",
+       "Requests the responder received again after executing them (duplicate_request).", 1,
+       {{{kHw, "duplicate_request"}}}},
+      {"roced_rdma_retransmits_total", "retransmits",
+       "Go-back-N retransmission episodes: the requester resent from an unacknowledged PSN "
+       "after an ACK timeout or a NAK (rxe completer_retry_err; mlx5 local_ack_timeout_err + "
+       "packet_seq_err + implied_nak_seq_err).",
+       1,
+       {{{kHw, "completer_retry_err"}},
+        {{kHw, "local_ack_timeout_err"}, {kHw, "packet_seq_err"}, {kHw, "implied_nak_seq_err"}}}},
+      {"roced_port_transmit_bytes_total", "transmit_bytes",
+       "Bytes the RDMA port sent (PMA port_xmit_data, which counts 4-byte words, times 4).", 4,
+       {{{kPma, "port_xmit_data"}}}},
+      {"roced_port_receive_bytes_total", "receive_bytes",
+       "Bytes the RDMA port received (PMA port_rcv_data, which counts 4-byte words, times 4).", 4,
+       {{{kPma, "port_rcv_data"}}}},
+      {"roced_port_transmit_packets_total", "transmit_packets",
+       "Packets the RDMA port sent (PMA port_xmit_packets, rxe sent_pkts).", 1,
+       {{{kPma, "port_xmit_packets"}}, {{kHw, "sent_pkts"}}}},
+      {"roced_port_receive_packets_total", "receive_packets",
+       "Packets the RDMA port received (PMA port_rcv_packets, rxe rcvd_pkts).", 1,
+       {{{kPma, "port_rcv_packets"}}, {{kHw, "rcvd_pkts"}}}},
+  };
+  return *counters;
+}
+
+std::vector<MetricFamily> CounterCollector::Collect() const {
+  std::vector<PortNetdev> ports = ports_();
+  std::vector<NetdevStats> netdevs;
+  if (ethtool_ != nullptr) netdevs = ReadNetdevStats(ethtool_, ports);
+  return Families(files_->Read(), ports, netdevs);
+}
+
+std::vector<NetdevStats> ReadNetdevStats(hal::NetdevStatsReader* reader,
+                                         const std::vector<PortNetdev>& ports) {
+  std::vector<NetdevStats> out;
+  std::set<std::string> seen;
+  for (const PortNetdev& p : ports) {
+    if (p.netdev.empty() || !seen.insert(p.netdev).second) continue;
+    absl::StatusOr<std::vector<hal::EthtoolStat>> stats = reader->ReadStats(p.netdev);
+    // A netdev that went away or keeps no statistics has nothing to report;
+    // its series simply end.
+    if (!stats.ok()) continue;
+    NetdevStats n;
+    n.netdev = p.netdev;
+    for (hal::EthtoolStat& s : *stats) {
+      if (hal::ParsePfcStatName(s.name).has_value()) n.stats.push_back(std::move(s));
+    }
+    if (!n.stats.empty()) out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::vector<MetricFamily> CounterCollector::Families(const std::vector<hal::PortCounterSet>& sets,
+                                                     const std::vector<PortNetdev>& ports,
+                                                     const std::vector<NetdevStats>& netdevs) {
+  Builder b;
+  for (const PortView& port : GroupPorts(sets, ports)) {
+    const std::vector<ClientMetric::Label> labels = {
+        {"device", *port.device}, {"port", absl::StrCat(port.port)}, {"netdev", port.netdev}};
+    std::vector<Resolved> resolved = Resolve(port);
+    for (const Resolved& r : resolved) b.Add(r.counter->metric, labels, r.value);
+    auto sole = SoleSources(resolved);
+    for (const hal::PortCounterSet* set : port.sets) {
+      if (set == nullptr) continue;
+      const char* family = set->source == kPma ? kPortCounterMetric : kHwCounterMetric;
+      for (const hal::CounterValue& v : set->values) {
+        if (sole.count(&v)) continue;
+        std::vector<ClientMetric::Label> l = labels;
+        l.push_back({"counter", v.name});
+        b.Add(family, std::move(l), static_cast<double>(v.value));
+      }
+    }
+  }
+  for (const NetdevStats& n : netdevs) {
+    for (const hal::EthtoolStat& s : n.stats) {
+      std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
+      if (!parsed.has_value()) continue;
+      const EthtoolFamily* f = FindEthtoolFamily(parsed->kind);
+      std::vector<ClientMetric::Label> l = {{"netdev", n.netdev}};
+      if (parsed->priority.has_value()) l.push_back({"priority", absl::StrCat(*parsed->priority)});
+      b.Add(f->metric, std::move(l), static_cast<double>(s.value) * f->scale);
+    }
+  }
+  return b.Take();
+}
+
+std::vector<roced::v1::CounterSet> BuildCounterSets(const std::vector<hal::PortCounterSet>& sets,
+                                                    const std::vector<PortNetdev>& ports,
+                                                    const std::vector<NetdevStats>& netdevs) {
+  std::vector<roced::v1::CounterSet> out;
+  for (const PortView& port : GroupPorts(sets, ports)) {
+    std::vector<Resolved> resolved = Resolve(port);
+    auto sole = SoleSources(resolved);
+    for (const hal::PortCounterSet* set : port.sets) {
+      if (set == nullptr) continue;
+      roced::v1::CounterSet cs;
+      cs.set_device(*port.device);
+      cs.set_port(port.port);
+      cs.set_netdev(port.netdev);
+      cs.set_source(hal::CounterSourceName(set->source));
+      for (const hal::CounterValue& v : set->values) {
+        roced::v1::Counter* c = cs.add_counters();
+        c->set_source_name(v.name);
+        auto it = sole.find(&v);
+        if (it == sole.end()) {
+          c->set_name(v.name);
+          c->set_value(v.value);
+        } else {
+          c->set_name(it->second->name);
+          // Integer arithmetic: a double loses precision above 2^53.
+          c->set_value(v.value * static_cast<uint64_t>(it->second->scale));
+        }
+      }
+      // Sums (mlx5 retransmits) appear beside the files they add up.
+      for (const Resolved& r : resolved) {
+        if (r.files.size() < 2 || r.source != set->source) continue;
+        roced::v1::Counter* c = cs.add_counters();
+        c->set_name(r.counter->name);
+        std::vector<std::string> names;
+        for (const hal::CounterValue* f : r.files) names.push_back(f->name);
+        c->set_source_name(absl::StrJoin(names, "+"));
+        c->set_value(r.raw_sum);
+      }
+      out.push_back(std::move(cs));
+    }
+  }
+  std::map<std::string, const PortNetdev*> by_netdev;
+  for (const PortNetdev& p : ports) by_netdev.emplace(p.netdev, &p);
+  for (const NetdevStats& n : netdevs) {
+    roced::v1::CounterSet cs;
+    cs.set_netdev(n.netdev);
+    cs.set_source("ethtool");
+    auto it = by_netdev.find(n.netdev);
+    if (it != by_netdev.end()) {
+      cs.set_device(it->second->device);
+      cs.set_port(it->second->port);
+    }
+    for (const hal::EthtoolStat& s : n.stats) {
+      std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
+      if (!parsed.has_value()) continue;
+      roced::v1::Counter* c = cs.add_counters();
+      c->set_name(FindEthtoolFamily(parsed->kind)->name);
+      c->set_source_name(s.name);
+      c->set_value(s.value);
+      if (parsed->priority.has_value()) c->set_priority(*parsed->priority);
+    }
+    out.push_back(std::move(cs));
+  }
+  return out;
+}
+
+}  // namespace roced::metrics

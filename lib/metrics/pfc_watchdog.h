@@ -1,0 +1,170 @@
+// PFC storm watchdog, after SONiC's pfcwd: per netdev and priority it polls
+// the received-PFC-pause counter every poll interval. A priority that
+// received pause frames in every poll for the detection time is "stormed"
+// (a peer keeps it paused: head-of-line blocking that spreads through the
+// fabric); it is restored once no pause frame arrived for the restoration
+// time. Action is alert-only: roced_pfc_storm{netdev,priority} (0/1),
+// roced_pfc_storm_events_total{netdev,priority}, and a callback per state
+// change so the agent can publish an event and log a line.
+//
+// Timing, with polls at t0 < t1 < ... and d_k the pauses counted in
+// (t_{k-1}, t_k]: when d_j..d_k are all non-zero the priority has been
+// pausing since t_{j-1}; it is stormed at the first poll where
+// t_k - t_{j-1} >= detection time. With the defaults (100 ms, 200 ms) a
+// storm that starts between two polls is reported at most 200 ms after it
+// started, plus one poll's lateness. Restoration is symmetric over polls
+// with d = 0. The first poll of a (netdev, priority) only takes a baseline;
+// a counter that went backwards (driver reload) restarts from its new value.
+//
+// The counter source is an interface: the real one reads ethtool
+// (rx_prio<N>_pause), tests inject one and drive PollOnce() with their own
+// clock, since no kernel on a build machine can make pause counters climb.
+//
+// Threads: Start() runs one polling thread; PollOnce() may instead be called
+// directly (not both). SetNetdevs(), SetOptions(), Status() and Collect()
+// may be called from any thread. The callback runs on the thread that
+// caused the change (the poller, or SetNetdevs()'s caller) with no lock
+// held; it must not call back into the watchdog.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "hal/ethtool_stats.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "roced/v1/config.pb.h"
+
+namespace roced::metrics {
+
+// Where the watchdog gets received-pause counts from.
+class PauseCounterSource {
+ public:
+  virtual ~PauseCounterSource() = default;
+  // Cumulative PFC pause frames received on `netdev`, by priority. A
+  // priority the driver does not count (mlx5 counts only PFC-enabled ones)
+  // is absent. An error skips this netdev for one poll.
+  virtual absl::StatusOr<std::map<uint32_t, uint64_t>> RxPauseFrames(
+      const std::string& netdev) = 0;
+};
+
+// The real source: rx_prio<N>_pause from the netdev's ethtool statistics.
+class EthtoolPauseCounterSource : public PauseCounterSource {
+ public:
+  // `reader` must outlive this object.
+  explicit EthtoolPauseCounterSource(hal::NetdevStatsReader* reader) : reader_(reader) {}
+  absl::StatusOr<std::map<uint32_t, uint64_t>> RxPauseFrames(const std::string& netdev) override;
+
+ private:
+  hal::NetdevStatsReader* reader_;
+};
+
+struct PfcWatchdogOptions {
+  absl::Duration poll_interval = absl::Milliseconds(100);
+  absl::Duration detection_time = absl::Milliseconds(200);
+  absl::Duration restoration_time = absl::Milliseconds(400);
+
+  // Durations set in `config` override the defaults above.
+  static PfcWatchdogOptions FromConfig(const roced::v1::PfcWatchdogConfig& config);
+  bool operator==(const PfcWatchdogOptions&) const = default;
+};
+
+// A change of storm state.
+struct PfcStormTransition {
+  std::string netdev;
+  uint32_t priority = 0;
+  bool stormed = false;
+  // The cumulative rx pause counter at the change.
+  uint64_t rx_pause_frames = 0;
+  // Pause frames received over `window`: the continuous pausing that
+  // triggered detection, 0 over the quiet time that restored it.
+  uint64_t window_pause_frames = 0;
+  absl::Duration window;
+  // Why the state ended other than by restoration ("netdev no longer
+  // watched", "priority no longer counted"); empty otherwise.
+  std::string reason;
+};
+
+class PfcWatchdog : public prometheus::Collectable {
+ public:
+  using Callback = std::function<void(const PfcStormTransition&)>;
+
+  // `source` must outlive the watchdog. `on_change` may be empty.
+  PfcWatchdog(PauseCounterSource* source, PfcWatchdogOptions options, Callback on_change);
+  // Stops the polling thread.
+  ~PfcWatchdog() override;
+  PfcWatchdog(const PfcWatchdog&) = delete;
+  PfcWatchdog& operator=(const PfcWatchdog&) = delete;
+
+  // The netdevs to watch. State of netdevs no longer listed is dropped; a
+  // stormed one gets a final transition to not stormed.
+  void SetNetdevs(std::vector<std::string> netdevs) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetOptions(PfcWatchdogOptions options) ABSL_LOCKS_EXCLUDED(mu_);
+  PfcWatchdogOptions options() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // One poll of every watched netdev, as at monotonic time `now` (which
+  // must not go backwards between calls).
+  void PollOnce(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Polls every poll_interval on a thread, with a monotonic clock.
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  struct PriorityStatus {
+    std::string netdev;
+    uint32_t priority = 0;
+    bool stormed = false;
+    uint64_t storms = 0;  // storms detected since the priority was first seen
+    uint64_t rx_pause_frames = 0;
+  };
+  // Every (netdev, priority) with a baseline, ordered.
+  std::vector<PriorityStatus> Status() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // roced_pfc_storm and roced_pfc_storm_events_total.
+  std::vector<prometheus::MetricFamily> Collect() const override ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct PriorityState {
+    uint64_t last = 0;
+    absl::Time last_poll;
+    // Start of the current run of polls that all saw pauses, and the
+    // counter then; empty when the last poll saw none.
+    std::optional<absl::Time> pausing_since;
+    uint64_t count_at_pausing_start = 0;
+    // Start of the current run of polls without pauses while stormed.
+    std::optional<absl::Time> quiet_since;
+    bool stormed = false;
+    uint64_t storms = 0;
+  };
+  using Key = std::pair<std::string, uint32_t>;
+
+  void Update(const Key& key, uint64_t value, absl::Time now, PriorityState* state,
+              std::vector<PfcStormTransition>* changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Notify(const std::vector<PfcStormTransition>& changes);
+  void Loop();
+
+  PauseCounterSource* const source_;
+  const Callback on_change_;
+
+  mutable absl::Mutex mu_;
+  PfcWatchdogOptions options_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> netdevs_ ABSL_GUARDED_BY(mu_);
+  std::map<Key, PriorityState> states_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Serializes polls: a poll reads the source without holding mu_.
+  absl::Mutex poll_mu_;
+  std::thread thread_;
+};
+
+}  // namespace roced::metrics
