@@ -1,0 +1,79 @@
+#include "hal/link_mtu.h"
+
+#include <net/if.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/socket.h>
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+
+namespace roced::hal {
+namespace {
+
+struct SockDeleter {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+struct LinkDeleter {
+  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
+};
+
+absl::Status NlError(int rc, const std::string& what) {
+  std::string msg = absl::StrCat(what, ": ", nl_geterror(rc));
+  switch (-rc) {
+    case NLE_OBJ_NOTFOUND:
+    case NLE_NODEV:
+      return absl::NotFoundError(msg);
+    case NLE_PERM:
+      return absl::PermissionDeniedError(msg);
+    case NLE_INVAL:
+    case NLE_RANGE:
+      return absl::InvalidArgumentError(msg);
+    case NLE_BUSY:
+    case NLE_AGAIN:
+      return absl::UnavailableError(msg);
+    case NLE_OPNOTSUPP:
+      return absl::UnimplementedError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<nl_sock, SockDeleter>> Connect() {
+  std::unique_ptr<nl_sock, SockDeleter> sock(nl_socket_alloc());
+  if (!sock) return absl::ResourceExhaustedError("nl_socket_alloc failed");
+  int rc = nl_connect(sock.get(), NETLINK_ROUTE);
+  if (rc < 0) return NlError(rc, "netlink connect");
+  return sock;
+}
+
+}  // namespace
+
+bool LinkMtu::Exists(const std::string& ifname) const { return if_nametoindex(ifname.c_str()) != 0; }
+
+absl::StatusOr<uint32_t> LinkMtu::Get(const std::string& ifname) const {
+  auto sock = Connect();
+  if (!sock.ok()) return sock.status();
+  rtnl_link* raw = nullptr;
+  int rc = rtnl_link_get_kernel(sock->get(), 0, ifname.c_str(), &raw);
+  if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": get link"));
+  std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
+  return rtnl_link_get_mtu(link.get());
+}
+
+absl::Status LinkMtu::Set(const std::string& ifname, uint32_t mtu) const {
+  auto sock = Connect();
+  if (!sock.ok()) return sock.status();
+  rtnl_link* raw = nullptr;
+  int rc = rtnl_link_get_kernel(sock->get(), 0, ifname.c_str(), &raw);
+  if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": get link"));
+  std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
+  std::unique_ptr<rtnl_link, LinkDeleter> change(rtnl_link_alloc());
+  rtnl_link_set_mtu(change.get(), mtu);
+  rc = rtnl_link_change(sock->get(), link.get(), change.get(), 0);
+  if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": set MTU ", mtu));
+  return absl::OkStatus();
+}
+
+}  // namespace roced::hal

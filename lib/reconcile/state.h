@@ -1,0 +1,113 @@
+// The slice of node state the reconciler manages, in kernel terms, plus the
+// plan that moves it. Observed fields are std::optional: nullopt means the
+// node has no such control (driver without DCB, no ECN sysfs, no rdma_cm
+// configfs) or it could not be read; the plan never writes those.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "roced/v1/agent.pb.h"
+#include "roced/v1/config.pb.h"
+#include "roced/v1/state.pb.h"
+
+namespace roced::reconcile {
+
+// Which interface an InterfaceConfig entry resolved to.
+struct Target {
+  size_t config_index = 0;  // index into NodeConfig.interfaces
+  std::string netdev;
+  std::string rdma_device;  // empty when the netdev has no RDMA device
+  uint32_t port = 1;
+};
+
+struct Ets {
+  std::array<uint8_t, 8> prio_tc{};
+  std::array<uint8_t, 8> tc_bw{};
+  std::array<uint8_t, 8> tsa{};  // kernel values: 0 strict, 2 ets, 255 vendor
+  bool operator==(const Ets&) const = default;
+};
+
+struct Pfc {
+  uint8_t enabled = 0;  // bit N = priority N
+  uint16_t delay = 0;
+  bool operator==(const Pfc&) const = default;
+};
+
+using DscpMap = std::map<uint8_t, uint8_t>;  // DSCP -> priority
+
+struct InterfaceObserved {
+  std::optional<uint32_t> mtu;
+  std::optional<DscpMap> dscp;  // nullopt: no DCB support
+  std::optional<Ets> ets;
+  std::optional<Pfc> pfc;
+  std::optional<uint8_t> ecn_np;
+  std::optional<uint8_t> ecn_rp;
+  std::optional<roced::v1::RoceMode> roce_mode;
+  std::optional<uint32_t> roce_tos;
+};
+
+struct HugepagePool {
+  uint64_t size_kb = 0;
+  int32_t numa_node = -1;  // -1: node-wide
+  bool operator<(const HugepagePool& o) const {
+    return std::tie(size_kb, numa_node) < std::tie(o.size_kb, o.numa_node);
+  }
+  bool operator==(const HugepagePool&) const = default;
+};
+
+struct Observed {
+  // Parallel to the targets the observation was made for.
+  std::vector<InterfaceObserved> interfaces;
+  std::map<HugepagePool, std::optional<uint64_t>> hugepages;
+};
+
+// The managed fields, in apply order. The order is the one place it is
+// decided, and why:
+//  1. hugepages first: reserving memory gets harder the longer the node
+//     runs, and nothing else depends on it;
+//  2. MTU before QoS: a netdev MTU change can reset a port on some NICs,
+//     which would undo QoS written before it;
+//  3. DSCP map (and with it trust) before ETS and PFC, so traffic is already
+//     classified onto the lossless priority when pause is switched on;
+//  4. ETS before PFC, the kernel's own order within one DCB SET;
+//  5. ECN after PFC, so the lossless class has its back-stop before
+//     congestion marking starts relying on it;
+//  6. rdma_cm defaults last: they only affect connections made afterwards.
+enum class Field { kHugepages = 0, kMtu, kDscp, kEts, kPfc, kEcnNp, kEcnRp, kRoceMode, kRoceTos };
+
+// "qos.pfc" etc.: the config path of a field, as shown in plans.
+const char* FieldPath(Field f);
+
+using Value = std::variant<std::monostate, uint64_t, DscpMap, Ets, Pfc>;
+
+struct Step {
+  Field field;
+  // Target index into the targets vector (interfaces) or unused (hugepages).
+  size_t target = 0;
+  HugepagePool pool;
+  std::string object;  // netdev, "rdma_device/port" or "hugepages-2048kB[/node0]"
+  Value current;
+  Value wanted;
+  bool disruptive = false;
+  std::string note;
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  // Per managed field: desired vs observed (including in-sync and
+  // unsupported fields, which make no steps).
+  std::vector<roced::v1::FieldStatus> fields;
+  bool empty() const { return steps.empty(); }
+};
+
+// Human renderings used in plans and field statuses.
+std::string Render(const Value& v, Field f);
+roced::v1::PlanStep ToProto(const Step& step);
+
+}  // namespace roced::reconcile

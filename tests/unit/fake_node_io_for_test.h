@@ -1,0 +1,62 @@
+// An in-memory node for tests of the plan/apply/rollback logic. It stands in
+// for the kernel only where this machine's kernel cannot (no DCB driver, no
+// RDMA configfs here); the Linux implementation is tested against real
+// kernels (veth in a netns, and the QEMU lab).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "reconcile/apply.h"
+
+namespace roced::reconcile {
+
+class FakeNodeIoForTest : public NodeIo {
+ public:
+  std::map<std::string, InterfaceObserved> interfaces;  // by netdev
+  std::map<HugepagePool, std::optional<uint64_t>> hugepages;
+  // Write of this field fails with this status.
+  std::map<Field, absl::Status> fail;
+  // Write of this field "succeeds" but changes nothing (a driver that skips
+  // an op silently).
+  std::map<Field, bool> ignore;
+  // Most pages the kernel will reserve in a pool.
+  std::map<HugepagePool, uint64_t> hugepage_limit;
+  int writes = 0;
+
+  InterfaceObserved ObserveInterface(const Target& t) override { return interfaces[t.netdev]; }
+  std::optional<uint64_t> ObserveHugepages(const HugepagePool& p) override {
+    auto it = hugepages.find(p);
+    return it == hugepages.end() ? std::nullopt : it->second;
+  }
+  absl::Status Write(const Target* t, const Step& step, const Value&, const Value& to) override {
+    ++writes;
+    if (auto it = fail.find(step.field); it != fail.end()) return it->second;
+    if (ignore[step.field]) return absl::OkStatus();
+    auto num = [&] { return std::get<uint64_t>(to); };
+    if (step.field == Field::kHugepages) {
+      uint64_t n = num();
+      if (auto lim = hugepage_limit.find(step.pool); lim != hugepage_limit.end() && n > lim->second) {
+        n = lim->second;
+      }
+      hugepages[step.pool] = n;
+      return absl::OkStatus();
+    }
+    InterfaceObserved& i = interfaces[t->netdev];
+    switch (step.field) {
+      case Field::kMtu: i.mtu = static_cast<uint32_t>(num()); break;
+      case Field::kDscp: i.dscp = std::get<DscpMap>(to); break;
+      case Field::kEts: i.ets = std::get<Ets>(to); break;
+      case Field::kPfc: i.pfc = std::get<Pfc>(to); break;
+      case Field::kEcnNp: i.ecn_np = static_cast<uint8_t>(num()); break;
+      case Field::kEcnRp: i.ecn_rp = static_cast<uint8_t>(num()); break;
+      case Field::kRoceMode: i.roce_mode = static_cast<roced::v1::RoceMode>(num()); break;
+      case Field::kRoceTos: i.roce_tos = static_cast<uint32_t>(num()); break;
+      default: break;
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace roced::reconcile

@@ -1,0 +1,302 @@
+// Reconcile cases as data: tests/fixtures/reconcile/<case>/ holds
+// observed.yaml (the node), desired.yaml (a NodeConfig) and plan.txt (the
+// expected plan, one step per line, or an error line). One table-driven test
+// runs every case; for each it also applies the plan to an in-memory node and
+// checks that planning again gives an empty plan (idempotence).
+//
+// The second half proves apply/verify/rollback with failing kernel calls.
+#include <yaml-cpp/yaml.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "fake_node_io_for_test.h"
+#include "model/config_yaml.h"
+#include "model/validate.h"
+#include "reconcile/apply.h"
+#include "reconcile/plan.h"
+#include "util/fs.h"
+
+namespace roced::reconcile {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string CasesDir() { return std::string(ROCED_FIXTURES) + "/reconcile"; }
+
+uint8_t MaskOf(const YAML::Node& list) {
+  uint8_t m = 0;
+  for (const auto& p : list) m |= static_cast<uint8_t>(1u << p.as<int>());
+  return m;
+}
+
+std::array<uint8_t, 8> Arr8(const YAML::Node& n) {
+  std::array<uint8_t, 8> a{};
+  for (size_t i = 0; i < 8 && i < n.size(); ++i) a[i] = static_cast<uint8_t>(n[i].as<int>());
+  return a;
+}
+
+// observed.yaml -> the fake node plus the discovery view of it.
+struct Node {
+  FakeNodeIoForTest io;
+  std::vector<roced::v1::RdmaDevice> devices;
+};
+
+Node LoadObserved(const std::string& path) {
+  Node node;
+  YAML::Node doc = YAML::LoadFile(path);
+  for (const auto& i : doc["interfaces"]) {
+    std::string nd = i["netdev"].as<std::string>();
+    InterfaceObserved o;
+    if (i["mtu"]) o.mtu = i["mtu"].as<uint32_t>();
+    if (i["dscp"]) {
+      DscpMap m;
+      for (auto it = i["dscp"].begin(); it != i["dscp"].end(); ++it) {
+        m[static_cast<uint8_t>(it->first.as<int>())] = static_cast<uint8_t>(it->second.as<int>());
+      }
+      o.dscp = m;
+    }
+    if (i["ets"]) {
+      Ets e;
+      e.prio_tc = Arr8(i["ets"]["prio_tc"]);
+      e.tc_bw = Arr8(i["ets"]["tc_bw"]);
+      e.tsa = Arr8(i["ets"]["tsa"]);
+      o.ets = e;
+    }
+    if (i["pfc"]) o.pfc = Pfc{MaskOf(i["pfc"]["enabled"]), i["pfc"]["delay"].as<uint16_t>()};
+    if (i["ecn_np"]) o.ecn_np = MaskOf(i["ecn_np"]);
+    if (i["ecn_rp"]) o.ecn_rp = MaskOf(i["ecn_rp"]);
+    if (i["roce_mode"]) {
+      o.roce_mode = i["roce_mode"].as<std::string>() == "v2" ? roced::v1::ROCE_MODE_V2 : roced::v1::ROCE_MODE_V1;
+    }
+    if (i["roce_tos"]) o.roce_tos = i["roce_tos"].as<uint32_t>();
+    node.io.interfaces[nd] = o;
+    if (i["rdma_device"]) {
+      roced::v1::RdmaDevice d;
+      d.set_name(i["rdma_device"].as<std::string>());
+      if (i["pci"]) d.set_pci_address(i["pci"].as<std::string>());
+      auto* p = d.add_ports();
+      p->set_number(1);
+      p->set_netdev(nd);
+      node.devices.push_back(d);
+    }
+  }
+  for (const auto& h : doc["hugepages"]) {
+    HugepagePool pool{h["size_kb"].as<uint64_t>(), h["numa_node"] ? h["numa_node"].as<int32_t>() : -1};
+    node.io.hugepages[pool] = h["count"].as<uint64_t>();
+    if (h["limit"]) node.io.hugepage_limit[pool] = h["limit"].as<uint64_t>();
+  }
+  return node;
+}
+
+std::string RenderPlan(const Plan& plan) {
+  std::string out;
+  for (const Step& s : plan.steps) {
+    absl::StrAppend(&out, s.object, " ", FieldPath(s.field), ": ", Render(s.current, s.field), " -> ",
+                    Render(s.wanted, s.field), s.disruptive ? " (disruptive)" : "", "\n");
+  }
+  return out;
+}
+
+std::vector<std::string> CaseNames() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(CasesDir())) {
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class ReconcileCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReconcileCase, PlanMatchesExpectedAndApplyingItConverges) {
+  const std::string dir = CasesDir() + "/" + GetParam();
+  Node node = LoadObserved(dir + "/observed.yaml");
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto text = util::ReadFile(dir + "/desired.yaml");
+  ASSERT_TRUE(text.ok());
+  auto decoded = model::DecodeYamlConfig(*text, &issues);
+  ASSERT_TRUE(decoded.ok()) << model::FormatIssues(dir, issues);
+  model::ValidateConfig(decoded->config, &decoded->positions, &issues);
+  ASSERT_FALSE(model::HasErrors(issues)) << model::FormatIssues(dir, issues);
+  auto expected = util::ReadFile(dir + "/plan.txt");
+  ASSERT_TRUE(expected.ok()) << dir << "/plan.txt missing";
+
+  auto exists = [&](const std::string& nd) { return node.io.interfaces.count(nd) > 0; };
+  auto targets = ResolveTargets(decoded->config, node.devices, exists);
+  if (!targets.ok()) {
+    EXPECT_EQ(absl::StrCat("error: ", targets.status().message(), "\n"), *expected);
+    return;
+  }
+  Observed before = ObserveAll(&node.io, decoded->config, *targets);
+  Plan plan = ComputePlan(decoded->config, *targets, before);
+  EXPECT_EQ(RenderPlan(plan), *expected);
+
+  // Applying it converges: the same inputs now plan nothing (or only what
+  // the node cannot do, e.g. hugepages beyond the limit).
+  ApplyOptions fast{2, absl::ZeroDuration()};
+  roced::v1::ApplyResult result = ApplyPlan(plan, *targets, &node.io, fast);
+  EXPECT_TRUE(result.success()) << result.DebugString();
+  Plan again = ComputePlan(decoded->config, *targets, ObserveAll(&node.io, decoded->config, *targets));
+  for (const Step& s : again.steps) {
+    EXPECT_EQ(s.field, Field::kHugepages) << "not converged: " << RenderPlan(again);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ReconcileCase, ::testing::ValuesIn(CaseNames()),
+                         [](const ::testing::TestParamInfo<std::string>& tpi) { return tpi.param; });
+
+TEST(ReconcileCases, AtLeastTwentyFiveCasesExist) { EXPECT_GE(CaseNames().size(), 25u); }
+
+// --- apply, verify, rollback ------------------------------------------------
+
+roced::v1::NodeConfig Config(const std::string& body) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto d = model::DecodeYamlConfig("apiVersion: roced/v1\nkind: NodeConfig\n" + body, &issues);
+  EXPECT_TRUE(d.ok()) << model::FormatIssues("cfg", issues);
+  return d->config;
+}
+
+struct Fixture {
+  FakeNodeIoForTest io;
+  std::vector<Target> targets;
+  roced::v1::NodeConfig config;
+  Plan plan;
+};
+
+// eth0 with DCB, ECN and a RoCE device; 2 MiB pool with 0 pages.
+Fixture Make(const std::string& body) {
+  Fixture f;
+  InterfaceObserved o;
+  o.mtu = 1500;
+  o.dscp = DscpMap{};
+  o.ets = Ets{};
+  o.pfc = Pfc{};
+  o.ecn_np = 0;
+  o.ecn_rp = 0;
+  o.roce_mode = roced::v1::ROCE_MODE_V1;
+  o.roce_tos = 0;
+  f.io.interfaces["eth0"] = o;
+  f.io.hugepages[{2048, -1}] = 0;
+  f.config = Config(body);
+  f.targets = {Target{0, "eth0", "rxe0", 1}};
+  f.plan = ComputePlan(f.config, f.targets, ObserveAll(&f.io, f.config, f.targets));
+  return f;
+}
+
+const char kFull[] =
+    "hugepages: [{size: 2Mi, count: 64}]\n"
+    "interfaces:\n  - match: {netdev: eth0}\n    mtu: 4200\n"
+    "    qos:\n      trust: dscp\n      dscp_to_priority: {26: 3}\n      pfc: {priorities: [3]}\n"
+    "      ecn: {np_priorities: [3], rp_priorities: [3]}\n"
+    "    roce: {default_mode: v2, default_tos: 106}\n";
+
+std::vector<roced::v1::StepOutcome> Outcomes(const roced::v1::ApplyResult& r) {
+  std::vector<roced::v1::StepOutcome> out;
+  for (const auto& s : r.steps()) out.push_back(s.outcome());
+  return out;
+}
+
+TEST(Apply, StepsRunInTheFixedOrder) {
+  Fixture f = Make(kFull);
+  std::vector<Field> fields;
+  for (const Step& s : f.plan.steps) fields.push_back(s.field);
+  EXPECT_EQ(fields, (std::vector<Field>{Field::kHugepages, Field::kMtu, Field::kDscp, Field::kPfc,
+                                        Field::kEcnNp, Field::kEcnRp, Field::kRoceMode, Field::kRoceTos}));
+}
+
+TEST(Apply, FailingPfcWriteRollsBackEverythingBeforeIt) {
+  Fixture f = Make(kFull);
+  InterfaceObserved before = f.io.interfaces["eth0"];
+  f.io.fail[Field::kPfc] = absl::InternalError("eth0: set PFC refused by the driver: Input/output error");
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_TRUE(r.rolled_back());
+  using O = roced::v1::StepOutcome;
+  EXPECT_EQ(Outcomes(r), (std::vector<O>{roced::v1::STEP_OUTCOME_ROLLED_BACK, roced::v1::STEP_OUTCOME_ROLLED_BACK,
+                                         roced::v1::STEP_OUTCOME_ROLLED_BACK, roced::v1::STEP_OUTCOME_FAILED,
+                                         roced::v1::STEP_OUTCOME_SKIPPED, roced::v1::STEP_OUTCOME_SKIPPED,
+                                         roced::v1::STEP_OUTCOME_SKIPPED, roced::v1::STEP_OUTCOME_SKIPPED}));
+  EXPECT_THAT(r.steps(3).error(), ::testing::HasSubstr("refused by the driver"));
+  // The node is exactly as before.
+  const InterfaceObserved& after = f.io.interfaces["eth0"];
+  EXPECT_EQ(after.mtu, before.mtu);
+  EXPECT_EQ(after.dscp, before.dscp);
+  EXPECT_EQ(after.pfc, before.pfc);
+  EXPECT_EQ(f.io.hugepages[(HugepagePool{2048, -1})], 0u);
+}
+
+TEST(Apply, WriteTheDriverIgnoresIsNotVerifiedAndRolledBack) {
+  Fixture f = Make(kFull);
+  f.io.ignore[Field::kEcnRp] = true;
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {3, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(r.steps(5).outcome(), roced::v1::STEP_OUTCOME_NOT_VERIFIED);
+  EXPECT_THAT(r.steps(5).error(), ::testing::HasSubstr("read back [], wanted [3]"));
+  EXPECT_EQ(f.io.interfaces["eth0"].ecn_np, std::optional<uint8_t>(0));
+  EXPECT_EQ(f.io.interfaces["eth0"].mtu, std::optional<uint32_t>(1500));
+}
+
+TEST(Apply, FailureOfTheFirstStepChangesNothing) {
+  Fixture f = Make(kFull);
+  f.io.fail[Field::kHugepages] = absl::PermissionDeniedError("open nr_hugepages: Permission denied");
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(f.io.writes, 1);  // nothing after the failed step was written
+}
+
+TEST(Apply, PartialHugepagesAreReportedWithCountsAndDoNotRollBack) {
+  Fixture f = Make(kFull);
+  f.io.hugepage_limit[{2048, -1}] = 40;
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {2, absl::ZeroDuration()});
+  EXPECT_TRUE(r.success());
+  EXPECT_EQ(r.steps(0).outcome(), roced::v1::STEP_OUTCOME_PARTIAL);
+  EXPECT_EQ(r.steps(0).error(), "wanted 64 pages, the kernel reserved 40");
+  EXPECT_EQ(r.steps(1).outcome(), roced::v1::STEP_OUTCOME_APPLIED);
+}
+
+TEST(Apply, RollbackFailureIsReported) {
+  Fixture f = Make(kFull);
+  f.io.fail[Field::kRoceTos] = absl::UnavailableError("configfs busy");
+  // After the forward pass fails, make the MTU rollback fail too.
+  struct FailMtuOnRollback : FakeNodeIoForTest {
+    int mtu_writes = 0;
+    absl::Status Write(const Target* t, const Step& s, const Value& from, const Value& to) override {
+      if (s.field == Field::kMtu && ++mtu_writes == 2) return absl::InternalError("link busy");
+      return FakeNodeIoForTest::Write(t, s, from, to);
+    }
+  } io;
+  io.interfaces = f.io.interfaces;
+  io.hugepages = f.io.hugepages;
+  io.fail = f.io.fail;
+  auto r = ApplyPlan(f.plan, f.targets, &io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(r.steps(1).outcome(), roced::v1::STEP_OUTCOME_FAILED);
+  EXPECT_THAT(r.steps(1).error(), ::testing::HasSubstr("rollback failed: link busy"));
+}
+
+TEST(Plan, UnknownInterfaceIsAnErrorNamingTheField) {
+  auto config = Config("interfaces:\n  - match: {netdev: eth0}\n  - match: {rdma_device: mlx5_9}\n");
+  auto t = ResolveTargets(config, {}, [](const std::string& nd) { return nd == "eth0"; });
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), "interfaces[1].match.rdma_device: no RDMA device 'mlx5_9' on this node");
+}
+
+TEST(Plan, UnsupportedControlsAreReportedNotPlanned) {
+  FakeNodeIoForTest io;
+  io.interfaces["veth0"].mtu = 1500;  // no DCB, no ECN
+  auto config = Config("interfaces:\n  - match: {netdev: veth0}\n    qos: {pfc: {priorities: [3]}}\n");
+  std::vector<Target> targets = {Target{0, "veth0", "", 1}};
+  Plan plan = ComputePlan(config, targets, ObserveAll(&io, config, targets));
+  EXPECT_TRUE(plan.empty());
+  ASSERT_EQ(plan.fields.size(), 1u);
+  EXPECT_EQ(plan.fields[0].sync(), roced::v1::FIELD_SYNC_UNSUPPORTED);
+  EXPECT_EQ(plan.fields[0].field(), "qos.pfc");
+}
+
+}  // namespace
+}  // namespace roced::reconcile
