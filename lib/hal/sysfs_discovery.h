@@ -25,7 +25,8 @@ class SysfsDiscovery {
   // what could be read; per-file errors are not fatal.
   absl::StatusOr<std::vector<roced::v1::RdmaDevice>> Discover() const;
 
-  // One device by name; NOT_FOUND if absent.
+  // One device by name; NOT_FOUND if absent, INVALID_ARGUMENT for a name
+  // that is not a plain directory entry (empty, "..", containing "/").
   absl::StatusOr<roced::v1::RdmaDevice> DiscoverDevice(const std::string& name) const;
 
  private:

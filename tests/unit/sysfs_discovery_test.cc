@@ -31,7 +31,7 @@ using ::testing::IsEmpty;
 
 const std::string kFixtureSysfs = std::string(ROCED_FIXTURES) + "/sysfs";
 
-// Paths of the fixture's RDMA devices and netdevs below the sysfs root.
+// Real (not symlinked) directories of the fixture, relative to its root.
 constexpr char kMlx50Dir[] = "devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/infiniband/mlx5_0";
 constexpr char kMlx51Dir[] = "devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1/infiniband/mlx5_1";
 constexpr char kMlx52Dir[] = "devices/pci0000:ae/0000:ae:00.0/0000:af:00.0/infiniband/mlx5_2";
@@ -91,8 +91,8 @@ class SysfsCopy {
   fs::path root_;
 };
 
-// Sets every gids/<i> of a port to the zero GID, as the kernel shows a port
-// whose netdev has no addresses yet.
+// Sets every gids/<i> of a port to the zero GID, as the kernel shows an
+// empty GID table.
 void ClearGidTable(const fs::path& port_dir) {
   for (const auto& entry : fs::directory_iterator(port_dir / "gids")) {
     WriteFile(entry.path(), "0000:0000:0000:0000:0000:0000:0000:0000");
