@@ -7,9 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
 #include "model/validate.h"
+#include "reconcile/linux_node_io.h"
+#include "reconcile/plan.h"
+#include "hal/link_mtu.h"
+#include "google/protobuf/util/json_util.h"
 #include "roced/version.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -65,6 +70,30 @@ Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
       discovery_(options_.paths),
       registry_(std::make_shared<prometheus::Registry>()) {
+  if (options_.node_io == nullptr) {
+    owned_io_ = std::make_unique<reconcile::LinuxNodeIo>(options_.paths);
+    io_ = owned_io_.get();
+  } else {
+    io_ = options_.node_io;
+  }
+  reconcile_runs_ = &prometheus::BuildCounter()
+                         .Name("roced_reconcile_runs_total")
+                         .Help("Reconcile passes, by result: noop (in sync), success (applied), "
+                               "failure (rolled back), drift_observed (observe mode).")
+                         .Register(*registry_);
+  drift_detected_ = &prometheus::BuildCounter()
+                         .Name("roced_drift_detected_total")
+                         .Help("Managed fields found changed behind the agent's back.")
+                         .Register(*registry_)
+                         .Add({});
+  reconcile_duration_ = &prometheus::BuildHistogram()
+                             .Name("roced_reconcile_duration_seconds")
+                             .Help("Wall time of one reconcile pass (observe, plan, apply, verify).")
+                             .Register(*registry_)
+                             .Add({}, prometheus::Histogram::BucketBoundaries{
+                                          0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                          1, 2.5, 5});
+  for (const char* r : {"noop", "success", "failure", "drift_observed"}) reconcile_runs_->Add({{"result", r}});
   discovery_runs_ = &prometheus::BuildCounter()
                          .Name("roced_discovery_runs_total")
                          .Help("Device discovery passes, by result.")
@@ -111,59 +140,453 @@ void Agent::SetComponentHealth(const std::string& name, bool healthy,
   if (healthy) *c->mutable_last_success() = TimeUtil::GetCurrentTime();
 }
 
-absl::Status Agent::LoadConfig() {
+namespace {
+
+std::string Digest(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return absl::StrCat(absl::Hex(h, absl::kZeroPad16));
+}
+
+absl::Duration FromProto(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+absl::Time FromProto(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  google::protobuf::Timestamp out;
+  int64_t ns = absl::ToUnixNanos(t);
+  out.set_seconds(ns / 1000000000);
+  out.set_nanos(static_cast<int32_t>(ns % 1000000000));
+  return out;
+}
+
+std::string JoinIssues(const std::vector<roced::v1::ValidationIssue>& issues) {
+  std::vector<std::string> parts;
+  for (const auto& i : issues) {
+    if (i.severity() == roced::v1::SEVERITY_ERROR) parts.push_back(absl::StrCat(i.path(), ": ", i.message()));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace
+
+void Agent::RecordConfigError(const std::string& error) {
+  {
+    absl::MutexLock lock(&mu_);
+    state_.mutable_config()->set_last_error(error);
+  }
+  roced::v1::StateEvent ev;
+  ev.mutable_config()->set_accepted(false);
+  ev.mutable_config()->set_error(error);
+  Publish(std::move(ev));
+}
+
+std::optional<roced::v1::AcceptedConfig> Agent::LoadPersisted() {
+  if (options_.state_dir.empty()) return std::nullopt;
+  const std::string path = options_.state_dir + "/accepted.json";
+  auto text = util::ReadFile(path);
+  if (!text.ok()) return std::nullopt;
+  roced::v1::AcceptedConfig accepted;
+  auto st = google::protobuf::util::JsonStringToMessage(*text, &accepted);
+  if (!st.ok()) {
+    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
+    return std::nullopt;
+  }
+  return accepted;
+}
+
+absl::Status Agent::Persist(const roced::v1::AcceptedConfig& accepted) {
+  if (options_.state_dir.empty()) return absl::OkStatus();
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  auto st = google::protobuf::util::MessageToJsonString(accepted, &json, opts);
+  if (!st.ok()) return absl::InternalError(st.ToString());
+  return util::WriteFileAtomic(options_.state_dir + "/accepted.json", json);
+}
+
+absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
+  model::ApplyDefaults(accepted.mutable_config());
+  accepted.set_generation(accepted_.generation() + 1);
+  *accepted.mutable_accepted_at() = TimeUtil::GetCurrentTime();
+  if (absl::Status s = Persist(accepted); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot persist the accepted config: ", s.message()));
+  }
+  accepted_ = accepted;
+  {
+    absl::MutexLock lock(&mu_);
+    auto* cs = state_.mutable_config();
+    cs->set_generation(accepted.generation());
+    cs->set_source(accepted.source());
+    cs->set_path(accepted.path());
+    *cs->mutable_accepted_at() = accepted.accepted_at();
+    cs->set_mode(accepted.config().mode());
+    *cs->mutable_desired() = accepted.config();
+    cs->clear_last_error();
+    if (accepted.provisional()) {
+      *cs->mutable_confirm_deadline() = accepted.confirm_deadline();
+    } else {
+      cs->clear_confirm_deadline();
+    }
+  }
+  roced::v1::StateEvent ev;
+  ev.mutable_config()->set_accepted(true);
+  ev.mutable_config()->set_generation(accepted.generation());
+  ev.mutable_config()->set_source(accepted.source());
+  Publish(std::move(ev));
+  LOG_INFO << "accepted config generation " << accepted.generation() << " from "
+           << roced::v1::ConfigSource_Name(accepted.source())
+           << (accepted.provisional() ? " (provisional)" : "");
+  return absl::OkStatus();
+}
+
+absl::Status Agent::LoadConfig(bool startup) {
   if (options_.config_path.empty()) return absl::OkStatus();
-  roced::v1::ConfigEvent event;
-  absl::Status status;
-  std::vector<roced::v1::ValidationIssue> warnings;
-  absl::StatusOr<roced::v1::NodeConfig> config;
+  absl::MutexLock rlock(&reconcile_mu_);
+  std::optional<roced::v1::AcceptedConfig> persisted;
+  if (startup && accepted_.generation() == 0) {
+    persisted = LoadPersisted();
+    if (persisted) accepted_.set_generation(persisted->generation());
+  }
   if (options_.config_optional && !util::PathExists(options_.config_path)) {
+    if (persisted && persisted->config().api_version() == "roced/v1") {
+      LOG_INFO << "no config file; resuming persisted generation " << persisted->generation();
+      accepted_.set_generation(persisted->generation() - 1);
+      if (absl::Status s = Accept(*persisted); !s.ok()) return s;
+      TriggerReconcile("start-up");
+      return absl::OkStatus();
+    }
     LOG_WARNING << "config " << options_.config_path
-                << " does not exist; running without desired state (observe only)";
+                << " does not exist; running without desired state (nothing managed)";
     SetComponentHealth("config", true, "no config file; nothing is managed");
     return absl::OkStatus();
   }
-  config = model::LoadConfigFile(options_.config_path, &warnings);
+  auto text = util::ReadFile(options_.config_path);
+  std::vector<roced::v1::ValidationIssue> warnings;
+  absl::StatusOr<roced::v1::NodeConfig> config =
+      text.ok() ? model::LoadConfigFile(options_.config_path, &warnings) : text.status();
   for (const auto& w : warnings) {
     std::string line = model::FormatIssues(options_.config_path, {w});
     if (!line.empty() && line.back() == '\n') line.pop_back();
     LOG_WARNING << line;
   }
   if (!config.ok()) {
-    status = config.status();
     config_loads_->Add({{"result", "error"}}).Increment();
-    event.set_accepted(false);
-    event.set_error(std::string(status.message()));
-    {
-      absl::MutexLock lock(&mu_);
-      state_.mutable_config()->set_last_error(std::string(status.message()));
-      event.set_generation(state_.config().generation());
-    }
+    RecordConfigError(std::string(config.status().message()));
     SetComponentHealth("config", false, "last load rejected; previous config in force");
-  } else {
-    model::ApplyDefaults(&*config);
-    config_loads_->Add({{"result", "success"}}).Increment();
-    absl::MutexLock lock(&mu_);
-    auto* cs = state_.mutable_config();
-    bool changed = !google::protobuf::util::MessageDifferencer::Equals(cs->desired(), *config);
-    if (changed || cs->generation() == 0) {
-      cs->set_generation(cs->generation() + 1);
-      *cs->mutable_desired() = *config;
-      *cs->mutable_accepted_at() = TimeUtil::GetCurrentTime();
-    }
-    cs->set_source(roced::v1::CONFIG_SOURCE_FILE);
-    cs->set_path(options_.config_path);
-    cs->set_mode(config->mode());
-    cs->clear_last_error();
-    event.set_accepted(true);
-    event.set_generation(cs->generation());
-    event.set_source(roced::v1::CONFIG_SOURCE_FILE);
+    return config.status();
   }
-  if (status.ok()) SetComponentHealth("config", true, "");
+  config_loads_->Add({{"result", "success"}}).Increment();
+  const std::string digest = Digest(*text);
+
+  roced::v1::AcceptedConfig next;
+  next.set_source(roced::v1::CONFIG_SOURCE_FILE);
+  next.set_path(options_.config_path);
+  next.set_file_digest(digest);
+  *next.mutable_config() = *config;
+  model::ApplyDefaults(next.mutable_config());
+
+  if (persisted) {
+    if (persisted->provisional() && FromProto(persisted->confirm_deadline()) <= absl::Now()) {
+      LOG_WARNING << "provisional generation " << persisted->generation()
+                  << " expired while the agent was down; returning to the previous config";
+      roced::v1::AcceptedConfig back;
+      back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+      back.set_path(persisted->path());
+      back.set_file_digest(persisted->file_digest());
+      *back.mutable_config() = persisted->previous();
+      persisted = back;
+    } else {
+      // Resuming the very state that was persisted keeps its generation.
+      accepted_.set_generation(persisted->generation() - 1);
+    }
+    if (persisted->file_digest() != digest) {
+      if (persisted->source() != roced::v1::CONFIG_SOURCE_FILE) {
+        LOG_INFO << options_.config_path << " changed since it was last read; it wins over the persisted "
+                 << roced::v1::ConfigSource_Name(persisted->source()) << " config";
+      }
+      accepted_.set_generation(persisted->generation());
+    } else if (persisted->source() != roced::v1::CONFIG_SOURCE_FILE) {
+      LOG_INFO << "resuming generation " << persisted->generation() << " ("
+               << roced::v1::ConfigSource_Name(persisted->source()) << "); " << options_.config_path
+               << " is unchanged since it was last read";
+      next = *persisted;
+    }
+  }
+  bool same = accepted_.config().api_version() == "roced/v1" &&
+              google::protobuf::util::MessageDifferencer::Equals(accepted_.config(), next.config()) &&
+              accepted_.source() == next.source();
+  if (!same) {
+    if (absl::Status s = Accept(next); !s.ok()) {
+      RecordConfigError(std::string(s.message()));
+      return s;
+    }
+  } else {
+    absl::MutexLock lock(&mu_);
+    state_.mutable_config()->clear_last_error();
+  }
+  SetComponentHealth("config", true, "");
+  TriggerReconcile(startup ? "start-up" : "config reload");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
+    const roced::v1::ApplyConfigRequest& request) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  model::ValidateConfig(request.config(), nullptr, &issues);
+  if (model::HasErrors(issues)) {
+    return absl::InvalidArgumentError(absl::StrCat("config rejected: ", JoinIssues(issues)));
+  }
+  absl::Duration confirm = FromProto(request.confirm_timeout());
+  if (confirm < absl::ZeroDuration() || confirm > absl::Hours(24)) {
+    return absl::InvalidArgumentError("confirm_timeout: allowed 0 (none) to 24h");
+  }
+  absl::MutexLock rlock(&reconcile_mu_);
+  if (request.has_expected_generation() && request.expected_generation() != accepted_.generation()) {
+    return absl::AbortedError(absl::StrCat("stale writer: expected generation ", request.expected_generation(),
+                                           " but the accepted generation is ", accepted_.generation()));
+  }
+  roced::v1::NodeConfig config = request.config();
+  model::ApplyDefaults(&config);
+  std::vector<roced::v1::RdmaDevice> devices;
+  {
+    absl::MutexLock lock(&mu_);
+    devices.assign(state_.devices().begin(), state_.devices().end());
+  }
+  auto targets = reconcile::ResolveTargets(config, devices, [this](const std::string& nd) { return NetdevExists(nd); });
+  if (!targets.ok()) return targets.status();
+  reconcile::Plan plan = reconcile::ComputePlan(config, *targets, reconcile::ObserveAll(io_, config, *targets));
+
+  roced::v1::ApplyConfigResponse response;
+  for (const auto& w : issues) *response.add_warnings() = w;
+  for (const auto& step : plan.steps) *response.mutable_plan()->add_steps() = reconcile::ToProto(step);
+  if (request.dry_run()) {
+    response.set_generation(accepted_.generation());
+    return response;
+  }
+  if (config.mode() == roced::v1::MODE_ENFORCE && !plan.empty()) {
+    *response.mutable_result() = reconcile::ApplyPlan(plan, *targets, io_);
+    if (!response.result().success()) {
+      reconcile_runs_->Add({{"result", "failure"}}).Increment();
+      response.set_generation(accepted_.generation());
+      return response;
+    }
+  } else {
+    response.mutable_result()->set_success(true);
+  }
+  roced::v1::AcceptedConfig next;
+  next.set_source(roced::v1::CONFIG_SOURCE_GRPC);
+  next.set_path(options_.config_path);
+  next.set_file_digest(accepted_.file_digest());
+  *next.mutable_config() = config;
+  if (confirm > absl::ZeroDuration()) {
+    next.set_provisional(true);
+    *next.mutable_previous() = accepted_.provisional() ? accepted_.previous() : accepted_.config();
+    *next.mutable_confirm_deadline() = ToProto(absl::Now() + confirm);
+    *response.mutable_confirm_deadline() = next.confirm_deadline();
+  }
+  if (absl::Status s = Accept(next); !s.ok()) return s;
+  response.set_generation(accepted_.generation());
+  ReconcileLocked("config applied", /*config_change=*/true);
+  // Wake the loop so it re-arms its timer for the confirm deadline.
+  if (next.provisional()) TriggerReconcile("provisional config");
+  return response;
+}
+
+absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
+  absl::MutexLock rlock(&reconcile_mu_);
+  if (!accepted_.provisional()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no provisional config to confirm (generation ", accepted_.generation(), " is permanent)"));
+  }
+  if (generation != 0 && generation != accepted_.generation()) {
+    return absl::AbortedError(absl::StrCat("generation ", generation, " is not the pending one (",
+                                           accepted_.generation(), ")"));
+  }
+  roced::v1::AcceptedConfig confirmed = accepted_;
+  confirmed.set_provisional(false);
+  confirmed.clear_previous();
+  confirmed.clear_confirm_deadline();
+  if (absl::Status s = Persist(confirmed); !s.ok()) return s;
+  accepted_ = confirmed;
+  {
+    absl::MutexLock lock(&mu_);
+    state_.mutable_config()->clear_confirm_deadline();
+  }
+  LOG_INFO << "generation " << accepted_.generation() << " confirmed";
+  return accepted_.generation();
+}
+
+bool Agent::NetdevExists(const std::string& netdev) const {
+  if (options_.paths.IsLiveSysfs()) return hal::LinkMtu().Exists(netdev);
+  return util::PathExists(absl::StrCat(options_.paths.sysfs, "/class/net/", netdev));
+}
+
+roced::v1::ApplyResult Agent::Reconcile(const std::string& reason) {
+  absl::MutexLock rlock(&reconcile_mu_);
+  return ReconcileLocked(reason, false);
+}
+
+roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool config_change) {
+  roced::v1::ApplyResult result;
+  if (accepted_.generation() == 0 || accepted_.config().api_version().empty()) {
+    result.set_success(true);
+    return result;
+  }
+  absl::Time start = absl::Now();
+  const roced::v1::NodeConfig& config = accepted_.config();
+  std::vector<roced::v1::RdmaDevice> devices;
+  {
+    absl::MutexLock lock(&mu_);
+    devices.assign(state_.devices().begin(), state_.devices().end());
+  }
+  auto targets = reconcile::ResolveTargets(config, devices, [this](const std::string& nd) { return NetdevExists(nd); });
+  auto finish = [&](const char* outcome, bool converged, const std::vector<roced::v1::FieldStatus>& fields) {
+    reconcile_runs_->Add({{"result", outcome}}).Increment();
+    reconcile_duration_->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+    absl::MutexLock lock(&mu_);
+    state_.mutable_config()->set_converged(converged);
+    state_.clear_fields();
+    for (const auto& f : fields) *state_.add_fields() = f;
+  };
+  if (!targets.ok()) {
+    LOG_WARNING << "reconcile (" << reason << "): " << targets.status().message();
+    roced::v1::FieldStatus fs;
+    fs.set_field("interfaces");
+    fs.set_sync(roced::v1::FIELD_SYNC_FAILED);
+    fs.set_message(std::string(targets.status().message()));
+    finish("failure", false, {fs});
+    result.set_success(false);
+    return result;
+  }
+  reconcile::Plan plan = reconcile::ComputePlan(config, *targets, reconcile::ObserveAll(io_, config, *targets));
+  // Hugepage pools that were only partly satisfied wait before the next try.
+  const absl::Time now = absl::Now();
+  std::erase_if(plan.steps, [&](const reconcile::Step& s) {
+    if (s.field != reconcile::Field::kHugepages) return false;
+    auto it = hugepage_backoff_.find(s.pool);
+    return it != hugepage_backoff_.end() && it->second.first == std::get<uint64_t>(s.wanted) &&
+           now < it->second.second;
+  });
+  bool unsupported = false;
+  for (const auto& f : plan.fields) unsupported |= f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED;
+  if (plan.empty()) {
+    finish("noop", !unsupported, plan.fields);
+    result.set_success(true);
+    return result;
+  }
+  const bool observe = config.mode() == roced::v1::MODE_OBSERVE;
+  if (!config_change) {
+    drift_detected_->Increment(static_cast<double>(plan.steps.size()));
+    LOG_WARNING << "drift (" << reason << "): " << plan.steps.size() << " field(s) differ"
+                << (observe ? "; observe mode, leaving them" : "; correcting");
+  }
+  if (observe) {
+    for (const auto& s : plan.steps) {
+      roced::v1::StateEvent ev;
+      auto* d = ev.mutable_drift();
+      d->mutable_field()->set_object(s.object);
+      d->mutable_field()->set_field(reconcile::FieldPath(s.field));
+      d->mutable_field()->set_desired(reconcile::Render(s.wanted, s.field));
+      d->mutable_field()->set_observed(reconcile::Render(s.current, s.field));
+      d->mutable_field()->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
+      Publish(std::move(ev));
+    }
+    finish("drift_observed", false, plan.fields);
+    result.set_success(true);
+    return result;
+  }
+  result = reconcile::ApplyPlan(plan, *targets, io_);
+  for (int i = 0; i < result.steps_size(); ++i) {
+    const auto& sr = result.steps(i);
+    const reconcile::Step& s = plan.steps[static_cast<size_t>(i)];
+    if (s.field == reconcile::Field::kHugepages && sr.outcome() == roced::v1::STEP_OUTCOME_PARTIAL) {
+      hugepage_backoff_[s.pool] = {std::get<uint64_t>(s.wanted), now + options_.hugepage_retry};
+      LOG_WARNING << s.object << ": " << sr.error() << "; next attempt in "
+                  << absl::FormatDuration(options_.hugepage_retry);
+    }
+    if (!config_change) {
+      roced::v1::StateEvent ev;
+      auto* d = ev.mutable_drift();
+      d->mutable_field()->set_object(s.object);
+      d->mutable_field()->set_field(reconcile::FieldPath(s.field));
+      d->mutable_field()->set_desired(reconcile::Render(s.wanted, s.field));
+      d->mutable_field()->set_observed(reconcile::Render(s.current, s.field));
+      d->mutable_field()->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
+      d->set_corrected(sr.outcome() == roced::v1::STEP_OUTCOME_APPLIED);
+      Publish(std::move(ev));
+    }
+  }
+  reconcile::Plan after = reconcile::ComputePlan(config, *targets, reconcile::ObserveAll(io_, config, *targets));
+  for (auto& f : after.fields) {
+    for (const auto& sr : result.steps()) {
+      if (sr.step().object() == f.object() && sr.step().field() == f.field() && !sr.error().empty()) {
+        f.set_sync(roced::v1::FIELD_SYNC_FAILED);
+        f.set_message(sr.error());
+      }
+    }
+  }
+  finish(result.success() ? "success" : "failure", after.empty() && !unsupported, after.fields);
   roced::v1::StateEvent ev;
-  *ev.mutable_config() = event;
+  ev.mutable_reconcile()->set_generation(accepted_.generation());
+  *ev.mutable_reconcile()->mutable_result() = result;
   Publish(std::move(ev));
-  return status;
+  LOG_INFO << "reconcile (" << reason << "): " << (result.success() ? "applied " : "FAILED, rolled back ")
+           << plan.steps.size() << " step(s) in " << absl::FormatDuration(absl::Now() - start);
+  return result;
+}
+
+void Agent::TriggerReconcile(const std::string& reason) {
+  absl::MutexLock lock(&rloop_mu_);
+  reconcile_requested_ = true;
+  reconcile_reason_ = reason;
+}
+
+void Agent::ReconcileLoop() {
+  while (true) {
+    std::string reason = "periodic";
+    absl::Duration wait;
+    std::optional<absl::Time> deadline;
+    {
+      absl::MutexLock lock(&reconcile_mu_);
+      wait = FromProto(accepted_.config().reconcile().interval());
+      if (wait <= absl::ZeroDuration()) wait = absl::Seconds(30);
+      if (accepted_.provisional()) deadline = FromProto(accepted_.confirm_deadline());
+    }
+    if (deadline) wait = std::min(wait, std::max(*deadline - absl::Now(), absl::ZeroDuration()));
+    {
+      absl::MutexLock lock(&rloop_mu_);
+      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(rloop_mu_) { return rstop_ || reconcile_requested_; };
+      rloop_mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
+      if (rstop_) return;
+      if (reconcile_requested_) reason = reconcile_reason_;
+      reconcile_requested_ = false;
+    }
+    absl::MutexLock rlock(&reconcile_mu_);
+    if (accepted_.provisional() && FromProto(accepted_.confirm_deadline()) <= absl::Now()) {
+      LOG_WARNING << "provisional generation " << accepted_.generation()
+                  << " was not confirmed in time; rolling back to the previous config";
+      roced::v1::AcceptedConfig back;
+      back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+      back.set_path(accepted_.path());
+      back.set_file_digest(accepted_.file_digest());
+      *back.mutable_config() = accepted_.previous();
+      if (absl::Status s = Accept(back); !s.ok()) {
+        LOG_ERROR << "confirm-timeout rollback: " << s.message();
+        continue;
+      }
+      ReconcileLocked("confirm timeout", /*config_change=*/true);
+      continue;
+    }
+    ReconcileLocked(reason, false);
+  }
 }
 
 void Agent::RefreshDevices(const std::string& reason) {
@@ -228,9 +651,12 @@ void Agent::Start() {
   RefreshDevices("start-up");
   if (options_.use_netlink) {
     monitor_ = std::make_unique<hal::LinkMonitor>([this](const std::string& reason) {
-      absl::MutexLock lock(&loop_mu_);
-      refresh_requested_ = true;
-      refresh_reason_ = reason;
+      {
+        absl::MutexLock lock(&loop_mu_);
+        refresh_requested_ = true;
+        refresh_reason_ = reason;
+      }
+      TriggerReconcile(reason);
     });
     if (absl::Status s = monitor_->Start(); !s.ok()) {
       LOG_WARNING << "netlink monitor unavailable (" << s
@@ -240,6 +666,7 @@ void Agent::Start() {
     }
   }
   loop_ = std::thread([this] { DiscoveryLoop(); });
+  if (options_.reconcile) reconcile_loop_ = std::thread([this] { ReconcileLoop(); });
 }
 
 void Agent::DiscoveryLoop() {
@@ -264,7 +691,12 @@ void Agent::Stop() {
     absl::MutexLock lock(&loop_mu_);
     stop_ = true;
   }
+  {
+    absl::MutexLock lock(&rloop_mu_);
+    rstop_ = true;
+  }
   if (loop_.joinable()) loop_.join();
+  if (reconcile_loop_.joinable()) reconcile_loop_.join();
   if (monitor_) monitor_->Stop();
   verbs_.CloseAll();
   absl::MutexLock lock(&mu_);

@@ -9,6 +9,8 @@
 
 #include <condition_variable>
 #include <deque>
+#include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,7 +27,9 @@
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/histogram.h"
+#include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "reconcile/apply.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
 
@@ -45,6 +49,15 @@ struct AgentOptions {
   bool use_verbs = true;
   // Join rtnetlink groups for immediate refresh.
   bool use_netlink = true;
+  // The node the reconciler reads and writes; null means the live kernel
+  // (LinuxNodeIo over `paths`). Tests pass FakeNodeIoForTest. Not owned.
+  reconcile::NodeIo* node_io = nullptr;
+  // Run the reconcile loop (start-up, config changes, netlink events, and
+  // every reconcile.interval).
+  bool reconcile = true;
+  // How long a partly satisfied hugepage request waits before it is tried
+  // again.
+  absl::Duration hugepage_retry = absl::Minutes(5);
 };
 
 // One WatchState subscriber's queue. Events beyond `kMaxQueued` drop the
@@ -76,7 +89,29 @@ class Agent {
   // Loads and validates the config file. On error the previously accepted
   // config stays in force and the error (with line, column, field path) is
   // returned and recorded in the state's config.last_error.
-  absl::Status LoadConfig();
+  //
+  // At start-up (`startup`), the persisted accepted state is consulted
+  // first: a config accepted over gRPC survives a restart unless the file
+  // changed since it was last read (then the file wins: an operator edited
+  // it). A provisional config whose deadline passed while the agent was down
+  // is rolled back. On SIGHUP the file always wins.
+  absl::Status LoadConfig(bool startup = false);
+
+  // ApplyConfig over gRPC: validate, check expected_generation (ABORTED when
+  // stale), resolve interfaces (INVALID_ARGUMENT naming the field), then
+  // either return the plan (dry_run) or apply it. The config is accepted
+  // and persisted only when the apply succeeds; a failed apply rolls the
+  // node back and leaves the previous config in force (response.result
+  // says what happened, generation stays).
+  absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyConfig(
+      const roced::v1::ApplyConfigRequest& request);
+
+  // Makes the pending provisional config permanent. FAILED_PRECONDITION
+  // when none is pending, ABORTED when `generation` is not the pending one.
+  absl::StatusOr<uint64_t> ConfirmConfig(uint64_t generation);
+
+  // One reconcile pass now (also what the loop runs).
+  roced::v1::ApplyResult Reconcile(const std::string& reason);
 
   // Re-discovers devices now; publishes device events for what changed.
   void RefreshDevices(const std::string& reason);
@@ -91,6 +126,9 @@ class Agent {
   std::shared_ptr<Subscription> Subscribe();
   void Unsubscribe(const std::shared_ptr<Subscription>& sub);
 
+  // Sends `event` to every WatchState subscriber, stamped with the time.
+  void PublishEvent(roced::v1::StateEvent event) { Publish(std::move(event)); }
+
   // Marks a component healthy or not (shown in GetState and metrics).
   void SetComponentHealth(const std::string& name, bool healthy, const std::string& message);
 
@@ -100,6 +138,17 @@ class Agent {
  private:
   void Publish(roced::v1::StateEvent event);
   void DiscoveryLoop();
+  void ReconcileLoop();
+  void TriggerReconcile(const std::string& reason);
+  // Records `accepted` as the desired state (generation assigned here),
+  // persists it, publishes a ConfigEvent.
+  absl::Status Accept(roced::v1::AcceptedConfig accepted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  absl::Status Persist(const roced::v1::AcceptedConfig& accepted);
+  std::optional<roced::v1::AcceptedConfig> LoadPersisted();
+  roced::v1::ApplyResult ReconcileLocked(const std::string& reason, bool config_change)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  bool NetdevExists(const std::string& netdev) const;
+  void RecordConfigError(const std::string& error);
 
   const AgentOptions options_;
   hal::SysfsDiscovery discovery_;
@@ -116,7 +165,26 @@ class Agent {
   std::string refresh_reason_ ABSL_GUARDED_BY(loop_mu_);
   std::thread loop_;
 
+  // Serialises config acceptance and reconcile passes.
+  absl::Mutex reconcile_mu_;
+  roced::v1::AcceptedConfig accepted_ ABSL_GUARDED_BY(reconcile_mu_);
+  std::unique_ptr<reconcile::NodeIo> owned_io_;
+  reconcile::NodeIo* io_;
+  // Pools whose last request was only partly satisfied: wanted count and
+  // when to try again.
+  std::map<reconcile::HugepagePool, std::pair<uint64_t, absl::Time>> hugepage_backoff_
+      ABSL_GUARDED_BY(reconcile_mu_);
+
+  absl::Mutex rloop_mu_;
+  bool rstop_ ABSL_GUARDED_BY(rloop_mu_) = false;
+  bool reconcile_requested_ ABSL_GUARDED_BY(rloop_mu_) = false;
+  std::string reconcile_reason_ ABSL_GUARDED_BY(rloop_mu_);
+  std::thread reconcile_loop_;
+
   std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>* reconcile_runs_;
+  prometheus::Counter* drift_detected_;
+  prometheus::Histogram* reconcile_duration_;
   prometheus::Family<prometheus::Counter>* discovery_runs_;
   prometheus::Family<prometheus::Counter>* config_loads_;
   prometheus::Histogram* discovery_duration_;

@@ -2,6 +2,29 @@
 
 namespace roced::agent {
 
+namespace {
+grpc::Status ToGrpc(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+}  // namespace
+
+grpc::Status AgentService::ApplyConfig(grpc::ServerContext*, const roced::v1::ApplyConfigRequest* request,
+                                       roced::v1::ApplyConfigResponse* response) {
+  auto result = agent_->ApplyConfig(*request);
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::ConfirmConfig(grpc::ServerContext*,
+                                         const roced::v1::ConfirmConfigRequest* request,
+                                         roced::v1::ConfirmConfigResponse* response) {
+  auto generation = agent_->ConfirmConfig(request->generation());
+  if (!generation.ok()) return ToGrpc(generation.status());
+  response->set_generation(*generation);
+  return grpc::Status::OK;
+}
+
 grpc::Status AgentService::GetState(grpc::ServerContext*, const roced::v1::GetStateRequest*,
                                     roced::v1::NodeState* response) {
   *response = agent_->State();
@@ -29,6 +52,22 @@ grpc::Status AgentService::WatchState(grpc::ServerContext* context,
   }
   agent_->Unsubscribe(sub);
   if (shutting_down_.load()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent is stopping");
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::GetCounters(grpc::ServerContext*,
+                                       const roced::v1::GetCountersRequest* request,
+                                       roced::v1::GetCountersResponse* response) {
+  if (counters_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "counters not ready");
+  }
+  absl::StatusOr<roced::v1::GetCountersResponse> counters = counters_->GetCounters(*request);
+  // absl and gRPC status codes share their numbering.
+  if (!counters.ok()) {
+    return grpc::Status(static_cast<grpc::StatusCode>(counters.status().code()),
+                        std::string(counters.status().message()));
+  }
+  *response = *std::move(counters);
   return grpc::Status::OK;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "agent/agent.h"
+#include "agent/counters_runtime.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
 
@@ -17,18 +18,29 @@ class AgentService final : public roced::v1::Agent::Service {
 
   // Makes open WatchState streams end (called before server shutdown).
   void Shutdown() { shutting_down_.store(true); }
+  // Where GetCounters reads from; set before serving, must outlive serving.
+  void set_counters(CountersRuntime* counters) { counters_ = counters; }
 
   grpc::Status GetState(grpc::ServerContext* context, const roced::v1::GetStateRequest* request,
                         roced::v1::NodeState* response) override;
   grpc::Status WatchState(grpc::ServerContext* context,
                           const roced::v1::WatchStateRequest* request,
                           grpc::ServerWriter<roced::v1::StateEvent>* writer) override;
-  // ApplyConfig, ConfirmConfig, RunProbe, ListProbeResults, GetCounters and
-  // Diagnose keep the generated UNIMPLEMENTED behaviour until their issues
-  // land.
+  grpc::Status GetCounters(grpc::ServerContext* context,
+                           const roced::v1::GetCountersRequest* request,
+                           roced::v1::GetCountersResponse* response) override;
+  grpc::Status ApplyConfig(grpc::ServerContext* context,
+                           const roced::v1::ApplyConfigRequest* request,
+                           roced::v1::ApplyConfigResponse* response) override;
+  grpc::Status ConfirmConfig(grpc::ServerContext* context,
+                             const roced::v1::ConfirmConfigRequest* request,
+                             roced::v1::ConfirmConfigResponse* response) override;
+  // RunProbe, ListProbeResults and Diagnose keep the generated
+  // UNIMPLEMENTED behaviour until their issues land.
 
  private:
   Agent* agent_;
+  CountersRuntime* counters_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };
 

@@ -93,7 +93,7 @@ int Run(int argc, char** argv) {
   }
 
   roced::agent::Agent agent(options);
-  if (absl::Status s = agent.LoadConfig(); !s.ok()) {
+  if (absl::Status s = agent.LoadConfig(/*startup=*/true); !s.ok()) {
     std::cerr << "roced: config rejected:\n" << s.message() << "\n";
     return kExitError;
   }

@@ -48,6 +48,9 @@ absl::Status Server::Start() {
     ::unlink(options_.socket_path.c_str());
     builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
   }
+  counters_ = std::make_unique<CountersRuntime>(agent_);
+  counters_->Start();
+  agent_service_.set_counters(counters_.get());
   builder.RegisterService(&agent_service_);
   builder.RegisterService(&peer_service_);
   grpc_ = builder.BuildAndStart();
@@ -86,6 +89,7 @@ absl::Status Server::Start() {
     }
     collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
     exposer_->RegisterCollectable(collector_);
+    for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
     exposer_->RegisterCollectable(agent_->registry());
     auto ports = exposer_->GetListeningPorts();
     metrics_port_ = ports.empty() ? 0 : ports.front();
@@ -103,6 +107,7 @@ void Server::Shutdown(absl::Duration grace) {
     if (!options_.socket_path.empty()) ::unlink(options_.socket_path.c_str());
   }
   exposer_.reset();
+  if (counters_) counters_->Stop();
 }
 
 }  // namespace roced::agent

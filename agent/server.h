@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "agent/agent.h"
 #include "agent/agent_service.h"
+#include "agent/counters_runtime.h"
 #include "metrics/node_collector.h"
 #include "prometheus/exposer.h"
 
@@ -47,6 +48,7 @@ class Server {
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::shared_ptr<metrics::NodeCollector> collector_;
+  std::unique_ptr<CountersRuntime> counters_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 };

@@ -21,8 +21,8 @@ namespace {
 constexpr CounterSource kPma = CounterSource::kCounters;
 constexpr CounterSource kHw = CounterSource::kHwCounters;
 
-constexpr const char* kPortCounterMetric = "roced_rdma_port_counter_total";
-constexpr const char* kHwCounterMetric = "roced_rdma_hw_counter_total";
+constexpr const char* kPortCounterMetric = "roced_rdma_port_counters_total";
+constexpr const char* kHwCounterMetric = "roced_rdma_hw_counters_total";
 
 struct EthtoolFamily {
   hal::PfcStatKind kind;
@@ -280,6 +280,15 @@ const std::vector<WellKnownCounter>& WellKnownCounters() {
        {{{kPma, "port_rcv_packets"}}, {{kHw, "rcvd_pkts"}}}},
   };
   return *counters;
+}
+
+std::vector<PortNetdev> PortNetdevs(
+    const google::protobuf::RepeatedPtrField<roced::v1::RdmaDevice>& devices) {
+  std::vector<PortNetdev> out;
+  for (const roced::v1::RdmaDevice& d : devices) {
+    for (const roced::v1::Port& p : d.ports()) out.push_back({d.name(), p.number(), p.netdev()});
+  }
+  return out;
 }
 
 std::vector<MetricFamily> CounterCollector::Collect() const {

@@ -51,8 +51,8 @@
 // generic families; a file that is only part of a sum (implied_nak_seq_err)
 // is, so no driver value is lost.
 //
-// Generic: roced_rdma_port_counter_total{counter} (counters/) and
-// roced_rdma_hw_counter_total{counter} (hw_counters/).
+// Generic: roced_rdma_port_counters_total{counter} (counters/) and
+// roced_rdma_hw_counters_total{counter} (hw_counters/).
 //
 // ethtool (labels netdev, and priority for the per-priority ones):
 // | metric                                            | mlx5 statistic                | unit          |
@@ -86,6 +86,7 @@
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "roced/v1/agent.pb.h"
+#include "roced/v1/state.pb.h"
 
 namespace roced::metrics {
 
@@ -95,6 +96,10 @@ struct PortNetdev {
   uint32_t port = 0;
   std::string netdev;
 };
+
+// The (device, port, netdev) triples of discovered devices, for labels.
+std::vector<PortNetdev> PortNetdevs(
+    const google::protobuf::RepeatedPtrField<roced::v1::RdmaDevice>& devices);
 
 // One netdev's PFC, pause and discard statistics (ParsePfcStatName's set).
 struct NetdevStats {

@@ -150,20 +150,8 @@ TEST_F(AgentServerTest, NotYetBuiltRpcsAnswerUnimplemented) {
   {
     grpc::ClientContext ctx;
     Deadline(&ctx);
-    roced::v1::ApplyConfigResponse resp;
-    EXPECT_EQ(stub->ApplyConfig(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  }
-  {
-    grpc::ClientContext ctx;
-    Deadline(&ctx);
     roced::v1::ProbeResult resp;
     EXPECT_EQ(stub->RunProbe(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  }
-  {
-    grpc::ClientContext ctx;
-    Deadline(&ctx);
-    roced::v1::GetCountersResponse resp;
-    EXPECT_EQ(stub->GetCounters(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
   }
   auto peer = roced::v1::ProbePeer::NewStub(
       grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials()));
@@ -171,6 +159,21 @@ TEST_F(AgentServerTest, NotYetBuiltRpcsAnswerUnimplemented) {
   Deadline(&ctx);
   roced::v1::OpenEndpointResponse resp;
   EXPECT_EQ(peer->OpenEndpoint(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(AgentServerTest, ApplyConfigOverGrpcMapsValidationToInvalidArgument) {
+  auto stub = Stub(UnixTarget());
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  roced::v1::ApplyConfigRequest req;
+  req.mutable_config()->set_api_version("roced/v1");
+  req.mutable_config()->set_kind("NodeConfig");
+  req.mutable_config()->add_interfaces()->mutable_match()->set_netdev("eth0");
+  req.mutable_config()->mutable_interfaces(0)->mutable_qos()->mutable_pfc()->add_priorities(9);
+  roced::v1::ApplyConfigResponse resp;
+  grpc::Status s = stub->ApplyConfig(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("interfaces[0].qos.pfc.priorities[0]: priority 9 is out of range; allowed 0-7"));
 }
 
 TEST_F(AgentServerTest, HealthServiceReportsServing) {

@@ -116,8 +116,15 @@ std::string StatusTable(const roced::v1::NodeState& state) {
     absl::StrAppend(&out, "Config:  none accepted (nothing managed)\n");
   } else {
     absl::StrAppend(&out, "Config:  generation ", cfg.generation(), " from ",
-                    cfg.source() == roced::v1::CONFIG_SOURCE_FILE ? cfg.path() : "gRPC",
-                    ", mode ", cfg.mode() == roced::v1::MODE_OBSERVE ? "observe" : "enforce", "\n");
+                    cfg.source() == roced::v1::CONFIG_SOURCE_FILE ? cfg.path()
+                    : cfg.source() == roced::v1::CONFIG_SOURCE_GRPC ? "gRPC"
+                                                                   : "confirm-timeout rollback",
+                    ", mode ", cfg.mode() == roced::v1::MODE_OBSERVE ? "observe" : "enforce",
+                    cfg.converged() ? ", converged" : ", NOT converged", "\n");
+    if (cfg.has_confirm_deadline()) {
+      absl::StrAppend(&out, "         provisional: rolls back unless confirmed by ",
+                      google::protobuf::util::TimeUtil::ToString(cfg.confirm_deadline()), "\n");
+    }
   }
   if (!cfg.last_error().empty()) {
     absl::StrAppend(&out, "         last change rejected: ", cfg.last_error(), "\n");
@@ -181,6 +188,24 @@ std::string StatusTable(const roced::v1::NodeState& state) {
     }
   }
   absl::StrAppend(&out, devices.Render(), "\n", ports.Render(), "\n", gids.Render());
+  if (!state.fields().empty()) {
+    Table fields({"OBJECT", "FIELD", "DESIRED", "OBSERVED", "SYNC"});
+    for (const auto& f : state.fields()) {
+      std::string sync;
+      switch (f.sync()) {
+        case roced::v1::FIELD_SYNC_IN_SYNC: sync = "in sync"; break;
+        case roced::v1::FIELD_SYNC_DRIFTED: sync = "DRIFTED"; break;
+        case roced::v1::FIELD_SYNC_FAILED: sync = "FAILED"; break;
+        case roced::v1::FIELD_SYNC_UNSUPPORTED: sync = "unsupported"; break;
+        default: sync = "?";
+      }
+      fields.Row({f.object().empty() ? "-" : f.object(), f.field(), f.desired(), f.observed(), sync});
+      if (f.sync() == roced::v1::FIELD_SYNC_FAILED || f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED) {
+        warnings.push_back(absl::StrCat(f.object(), " ", f.field(), ": ", f.message()));
+      }
+    }
+    absl::StrAppend(&out, "\nManaged fields (desired vs observed):\n", fields.Render());
+  }
   if (!warnings.empty()) {
     absl::StrAppend(&out, "\nWarnings:\n");
     for (const auto& w : warnings) absl::StrAppend(&out, "  ! ", w, "\n");

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/version.h"
+#include "tools/rocectl/commands.h"
 #include "tools/rocectl/format.h"
 #include "util/args.h"
 
@@ -49,6 +50,12 @@ std::string Help(const roced::util::ArgParser& p) {
       "    status     The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
       "               GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
       "               accepted config and agent health.\n"
+      "    apply -f FILE [--dry-run] [--confirm-timeout DUR] [--expected-generation N]\n"
+      "               Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
+      "               wanted +, disruptive steps marked) and each step's outcome; a step\n"
+      "               that fails rolls the whole apply back. --dry-run changes nothing.\n"
+      "    confirm [GENERATION]\n"
+      "               Make a provisional config (applied with --confirm-timeout) permanent.\n"
       "    version    rocectl's version and, when reachable, the agent's.\n"
       "    help       This text.\n"
       "\n"
@@ -66,7 +73,10 @@ std::string Help(const roced::util::ArgParser& p) {
       "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n");
 }
 
-std::string Describe(const grpc::Status& s, const std::string& where) {
+}  // namespace
+
+namespace roced::ctl {
+std::string DescribeRpcError(const grpc::Status& s, const std::string& where) {
   std::string msg = s.error_message();
   switch (s.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
@@ -85,7 +95,10 @@ std::string Describe(const grpc::Status& s, const std::string& where) {
       return absl::StrCat(msg, " (", where, ")");
   }
 }
+}  // namespace roced::ctl
 
+namespace {
+using roced::ctl::DescribeRpcError;
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +124,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const std::string command = rest[0];
+  roced::ctl::ApplyFlags apply_flags;
+  if (command == "apply") roced::ctl::RegisterApplyFlags(&apply_flags, &parser);
   // Flags may also follow the command (rocectl status -o json).
   std::vector<std::string> extra;
   std::vector<const char*> cargv;
@@ -124,6 +139,13 @@ int main(int argc, char** argv) {
   if (!output.ok()) {
     std::cerr << "rocectl: " << output.status().message() << "\n";
     return kExitUsage;
+  }
+  const std::string target = g.target.empty() ? "unix:" + g.socket : g.target;
+  if (command == "apply" || command == "confirm") {
+    roced::ctl::CommandContext cc{target, *output, g.timeout,
+                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
+    return command == "apply" ? roced::ctl::RunApply(cc, apply_flags, extra)
+                              : roced::ctl::RunConfirm(cc, extra);
   }
   if (command != "status" && command != "version") {
     std::cerr << "rocectl: unknown command '" << command << "'\nTry 'rocectl --help'.\n";
@@ -145,7 +167,7 @@ int main(int argc, char** argv) {
   if (command == "version") {
     std::string agent = status.ok() ? absl::StrCat(state.agent().version(), " (commit ",
                                                      state.agent().git_commit(), ")")
-                                    : "unreachable: " + Describe(status, where);
+                                    : "unreachable: " + DescribeRpcError(status, where);
     if (*output == roced::ctl::Output::kTable) {
       std::cout << "rocectl " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n"
                 << "roced   " << agent << "\n";
@@ -162,7 +184,7 @@ int main(int argc, char** argv) {
   }
 
   if (!status.ok()) {
-    std::cerr << "rocectl: " << Describe(status, where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(status, where) << "\n";
     return kExitError;
   }
   switch (*output) {

@@ -19,17 +19,17 @@
  *    rx_pause_ctrl_phy, tx_pause_ctrl_phy, rx_discards_phy, ...).
  *  - MLNX_OFED-style sysfs: <netdev>/ecn/roce_np|roce_rp/enable/<0..7> and
  *    a few DCQCN parameters.
- *  - test controls in <netdev>/dcbtest/ (see README.md next to this file):
+ *  - test controls in <netdev>/dcbtest/ (documented in tests/lab/README.md):
  *    trust, link_flaps, flap_ms, refuse_{pfc,ets,app,dcbx,buffer}, storm,
- *    set_counter, stats_mode, calls, dscp2prio.
+ *    set_counter, stats_mode, calls, dscp2prio, dscp_app_cnt, reset.
  *
  * Unloading restores the device's original dcbnl_ops (NULL) and
  * ethtool_ops, deletes the app entries it added and removes its sysfs files.
  *
  * Locking: every dcbnl and ethtool callback runs under RTNL, and so do the
  * sysfs handlers that touch DCB state (with rtnl_trylock/restart_syscall,
- * because sysfs removal under RTNL waits for running handlers). Counters are atomic64 so that the
- * storm worker can bump them without RTNL.
+ * because sysfs removal under RTNL waits for running handlers). Counters
+ * are atomic64 so that the storm worker can bump them without RTNL.
  */
 
 #include <linux/module.h>

@@ -9,7 +9,7 @@ ip2=$("$LAB" addr node2)
 cleanup() {
   "$LAB" netem node2 clear >/dev/null 2>&1 || true
   "$LAB" restore node2 >/dev/null 2>&1 || true
-  "$LAB" exec node2 -- sh -c 'rdma link show rxe0 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev eth0' >/dev/null 2>&1 || true
+  "$LAB" exec node2 -- sh -c 'rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev eth0' >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -47,17 +47,18 @@ expect_eq "node2 eth0 carrier while silently cut" 1 "$(lx node2 cat /sys/class/n
 "$LAB" restore node2
 [[ $(rtt) != down ]] || fail "node2 unreachable after restore (silent cut)"
 
-lsh node1 "setsid -f sleep 1000 </dev/null >/dev/null 2>&1"
-lx node1 pgrep -x sleep >/dev/null || fail "test process did not start"
-"$LAB" kill node1 sleep || fail "lab kill node1 sleep failed"
+# a process with a name of its own (PID 1 of a guest runs a plain `sleep`)
+lsh node1 "cp /usr/bin/sleep /tmp/lab-victim && setsid -f /tmp/lab-victim 1000 </dev/null >/dev/null 2>&1"
+lx node1 pgrep -x lab-victim >/dev/null || fail "test process did not start"
+"$LAB" kill node1 lab-victim || fail "lab kill node1 lab-victim failed"
 sleep 0.5
-if lx node1 pgrep -x sleep >/dev/null; then fail "sleep still running after lab kill"; fi
+if lx node1 pgrep -x lab-victim >/dev/null; then fail "lab-victim still running after lab kill"; fi
 rc=0; "$LAB" kill node1 no-such-proc || rc=$?
 expect_eq "lab kill of a process that is not there" 1 "$rc"
 
 "$LAB" rxe-remove node2
-if lx node2 rdma link show rxe0 >/dev/null 2>&1; then fail "rxe0 still there after rxe-remove"; fi
+if lx node2 rdma link show rxe0/1 >/dev/null 2>&1; then fail "rxe0 still there after rxe-remove"; fi
 "$LAB" rxe-add node2
-lx node2 rdma link show rxe0 | grep -q "state ACTIVE" || fail "rxe0 not ACTIVE after rxe-add"
+lx node2 rdma link show rxe0/1 | grep -q "state ACTIVE" || fail "rxe0 not ACTIVE after rxe-add"
 roce_v2_ipv4_gid_index node2 >/dev/null || fail "no RoCE v2 IPv4 GID after rxe-add"
 pass "RTT ${base} ms; +200 ms each way: ${d} ms; one way: ${o} ms"

@@ -1,0 +1,200 @@
+#include "agent/counters_runtime.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/time_util.h"
+#include "util/log.h"
+
+namespace roced::agent {
+namespace {
+
+constexpr rlim_t kMaxNoFile = 65536;
+
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t want = std::min<rlim_t>(limit.rlim_max, kMaxNoFile);
+  if (limit.rlim_cur >= want) return;
+  limit.rlim_cur = want;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    LOG_WARNING << "cannot raise the open-file limit to " << want
+                << "; counters beyond the descriptor budget are opened on each read";
+  }
+}
+
+absl::Time MonotonicNow() {
+  return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+}
+
+std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& c) {
+  return absl::StrCat(set.device(), "\x1f", set.port(), "\x1f", set.netdev(), "\x1f",
+                      set.source(), "\x1f", c.source_name(), "\x1f", c.name());
+}
+
+}  // namespace
+
+CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options) : agent_(agent) {
+  RaiseOpenFileLimit();
+  files_ = std::make_unique<hal::CounterFiles>(agent->options().paths, hal::CounterFiles::Options());
+  netdev_stats_ = options.netdev_stats;
+  if (netdev_stats_ == nullptr && agent->options().paths.IsLiveSysfs()) {
+    owned_ethtool_ = std::make_unique<hal::EthtoolStats>();
+    netdev_stats_ = owned_ethtool_.get();
+  }
+  if (netdev_stats_ != nullptr) {
+    pause_source_ = std::make_unique<metrics::EthtoolPauseCounterSource>(netdev_stats_);
+  }
+  collector_ = std::make_shared<metrics::CounterCollector>(files_.get(), netdev_stats_,
+                                                           [this] { return Ports(); });
+  watchdog_ = std::make_shared<metrics::PfcWatchdog>(
+      pause_source_.get(), metrics::PfcWatchdogOptions(),
+      [this](const metrics::PfcStormTransition& change) { OnStormChange(change); });
+}
+
+CountersRuntime::~CountersRuntime() { Stop(); }
+
+std::vector<std::shared_ptr<prometheus::Collectable>> CountersRuntime::Collectables() const {
+  return {collector_, watchdog_};
+}
+
+std::vector<metrics::PortNetdev> CountersRuntime::Ports() const {
+  absl::MutexLock lock(&mu_);
+  return ports_;
+}
+
+void CountersRuntime::Refresh() {
+  roced::v1::NodeState state = agent_->State();
+  std::vector<metrics::PortNetdev> ports = metrics::PortNetdevs(state.devices());
+  {
+    absl::MutexLock lock(&mu_);
+    ports_ = ports;
+  }
+  if (netdev_stats_ == nullptr) return;
+  std::vector<std::string> netdevs;
+  for (const metrics::PortNetdev& p : ports) {
+    if (!p.netdev.empty()) netdevs.push_back(p.netdev);
+  }
+  watchdog_->SetNetdevs(std::move(netdevs));
+  // Without an accepted config the defaults stand (100/200/400 ms).
+  metrics::PfcWatchdogOptions options =
+      metrics::PfcWatchdogOptions::FromConfig(state.config().desired().pfc_watchdog());
+  if (!(options == watchdog_->options())) {
+    LOG_INFO << "PFC watchdog: poll every " << absl::FormatDuration(options.poll_interval)
+             << ", storm after " << absl::FormatDuration(options.detection_time)
+             << " of pausing, restored after " << absl::FormatDuration(options.restoration_time)
+             << " without";
+    watchdog_->SetOptions(options);
+  }
+}
+
+void CountersRuntime::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_) return;
+    started_ = true;
+    stop_ = false;
+  }
+  Refresh();
+  if (netdev_stats_ != nullptr) watchdog_->Start();
+  refresh_ = std::thread([this] { RefreshLoop(); });
+}
+
+void CountersRuntime::RefreshLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+      if (stop_) return;
+    }
+    Refresh();
+  }
+}
+
+void CountersRuntime::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+    started_ = false;
+  }
+  if (refresh_.joinable()) refresh_.join();
+  watchdog_->Stop();
+}
+
+void CountersRuntime::OnStormChange(const metrics::PfcStormTransition& c) {
+  const std::string counter = absl::StrCat("rx_prio", c.priority, "_pause=", c.rx_pause_frames);
+  if (c.stormed) {
+    LOG_WARNING << "PFC storm on " << c.netdev << " priority " << c.priority << ": "
+                << c.window_pause_frames << " pause frames received without a break for "
+                << absl::FormatDuration(c.window) << " (" << counter << ")";
+  } else if (!c.reason.empty()) {
+    LOG_INFO << "PFC storm state on " << c.netdev << " priority " << c.priority
+             << " cleared: " << c.reason << " (" << counter << ")";
+  } else {
+    LOG_INFO << "PFC storm on " << c.netdev << " priority " << c.priority
+             << " over: no pause frames for " << absl::FormatDuration(c.window) << " ("
+             << counter << ")";
+  }
+  roced::v1::StateEvent event;
+  roced::v1::PfcStormEvent* storm = event.mutable_pfc_storm();
+  storm->set_netdev(c.netdev);
+  storm->set_priority(c.priority);
+  storm->set_stormed(c.stormed);
+  storm->set_rx_pause_frames(c.rx_pause_frames);
+  agent_->PublishEvent(std::move(event));
+}
+
+absl::StatusOr<roced::v1::GetCountersResponse> CountersRuntime::GetCounters(
+    const roced::v1::GetCountersRequest& request) {
+  std::vector<metrics::PortNetdev> ports = Ports();
+  std::set<std::string> devices, netdevs;
+  for (const metrics::PortNetdev& p : ports) {
+    devices.insert(p.device);
+    if (!p.netdev.empty()) netdevs.insert(p.netdev);
+  }
+  if (!request.device().empty() && !devices.count(request.device())) {
+    return absl::NotFoundError(absl::StrCat("no RDMA device '", request.device(),
+                                            "' on this node (devices: ",
+                                            absl::StrJoin(devices, ", "), ")"));
+  }
+  if (!request.netdev().empty() && !netdevs.count(request.netdev())) {
+    return absl::NotFoundError(absl::StrCat("no RoCE netdev '", request.netdev(),
+                                            "' on this node (netdevs: ",
+                                            absl::StrJoin(netdevs, ", "), ")"));
+  }
+  std::vector<metrics::NetdevStats> stats;
+  if (netdev_stats_ != nullptr) stats = metrics::ReadNetdevStats(netdev_stats_, ports);
+  std::vector<roced::v1::CounterSet> sets =
+      metrics::BuildCounterSets(files_->Read(), ports, stats);
+
+  roced::v1::GetCountersResponse response;
+  *response.mutable_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  const absl::Time now = MonotonicNow();
+  absl::MutexLock lock(&rates_mu_);
+  std::map<std::string, Sample> next;
+  for (roced::v1::CounterSet& set : sets) {
+    // Rates are computed over every set, filtered or not, so a filtered
+    // call does not leave the others' previous samples stale.
+    for (roced::v1::Counter& c : *set.mutable_counters()) {
+      std::string key = RateKey(set, c);
+      auto prev = previous_.find(key);
+      if (prev != previous_.end() && now > prev->second.at && c.value() >= prev->second.value) {
+        c.set_rate(static_cast<double>(c.value() - prev->second.value) /
+                   absl::ToDoubleSeconds(now - prev->second.at));
+      }
+      next[std::move(key)] = {c.value(), now};
+    }
+    if (!request.device().empty() && set.device() != request.device()) continue;
+    if (!request.netdev().empty() && set.netdev() != request.netdev()) continue;
+    *response.add_sets() = std::move(set);
+  }
+  previous_ = std::move(next);
+  return response;
+}
+
+}  // namespace roced::agent

@@ -1,0 +1,97 @@
+// The agent's counters: the sysfs counter files, the ethtool reader, the
+// Prometheus counter collector, the PFC storm watchdog and GetCounters with
+// per-second rates. Owned by the Server, which registers Collectables()
+// with its metrics endpoint and answers GetCounters through it.
+//
+// ethtool statistics and the watchdog are used only when the agent runs on
+// the live /sys (or a test supplies a reader): on a fixture tree the netdev
+// names mean nothing to the running kernel (the same rule as for libibverbs).
+//
+// Threads: Start() runs the watchdog's poller and a refresh thread that,
+// once a second, takes the RoCE ports and their netdevs from the agent's
+// state and the watchdog's times from the accepted config. Storm changes are
+// logged and published on WatchState. Every public method is thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/agent.h"
+#include "hal/counter_files.h"
+#include "hal/ethtool_stats.h"
+#include "metrics/counter_collector.h"
+#include "metrics/pfc_watchdog.h"
+#include "prometheus/collectable.h"
+#include "roced/v1/agent.pb.h"
+
+namespace roced::agent {
+
+struct CountersRuntimeOptions {
+  // Stands in for ethtool (tests): netdev statistics are then read, and the
+  // watchdog runs, whatever the sysfs root. Not owned.
+  hal::NetdevStatsReader* netdev_stats = nullptr;
+};
+
+class CountersRuntime {
+ public:
+  // `agent` must outlive this object. Raises the process's open-file soft
+  // limit to its hard limit (at most 65536) first: counter files stay open,
+  // one descriptor each, and systemd's default soft limit of 1024 is low for
+  // a node with many RDMA ports (nothing in roced uses select()).
+  explicit CountersRuntime(Agent* agent, CountersRuntimeOptions options = {});
+  ~CountersRuntime();
+  CountersRuntime(const CountersRuntime&) = delete;
+  CountersRuntime& operator=(const CountersRuntime&) = delete;
+
+  // Reads the agent state once, then starts the threads.
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops the threads. Idempotent.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The counter collector and the watchdog, for the metrics endpoint.
+  std::vector<std::shared_ptr<prometheus::Collectable>> Collectables() const;
+
+  // Counter sets (filtered by device and netdev when given) with rates
+  // since the previous call. NOT_FOUND when a filter names no device or
+  // netdev the agent has.
+  absl::StatusOr<roced::v1::GetCountersResponse> GetCounters(
+      const roced::v1::GetCountersRequest& request) ABSL_LOCKS_EXCLUDED(rates_mu_);
+
+  metrics::PfcWatchdog* watchdog() { return watchdog_.get(); }
+
+ private:
+  void Refresh() ABSL_LOCKS_EXCLUDED(mu_);
+  void RefreshLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void OnStormChange(const metrics::PfcStormTransition& change);
+  std::vector<metrics::PortNetdev> Ports() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  Agent* const agent_;
+  std::unique_ptr<hal::CounterFiles> files_;
+  std::unique_ptr<hal::EthtoolStats> owned_ethtool_;
+  // The options' reader, else ethtool on the live /sys, else null.
+  hal::NetdevStatsReader* netdev_stats_ = nullptr;
+  std::unique_ptr<metrics::EthtoolPauseCounterSource> pause_source_;
+  std::shared_ptr<metrics::CounterCollector> collector_;
+  std::shared_ptr<metrics::PfcWatchdog> watchdog_;
+
+  mutable absl::Mutex mu_;
+  std::vector<metrics::PortNetdev> ports_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread refresh_;
+
+  struct Sample {
+    uint64_t value = 0;
+    absl::Time at;
+  };
+  absl::Mutex rates_mu_;
+  std::map<std::string, Sample> previous_ ABSL_GUARDED_BY(rates_mu_);
+};
+
+}  // namespace roced::agent

@@ -1,0 +1,245 @@
+// The agent's desired-state lifecycle on top of the reconciler: ApplyConfig
+// (dry run, stale writers, failures that change nothing), drift in enforce
+// and observe mode, provisional configs that roll back by themselves, and
+// persistence across restarts. The node is FakeNodeIoForTest (no DCB driver
+// on this machine); interfaces resolve against the fixture sysfs tree.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agent/agent.h"
+#include "fake_node_io_for_test.h"
+#include "model/config_yaml.h"
+
+namespace roced::agent {
+namespace {
+
+using reconcile::Field;
+using reconcile::FakeNodeIoForTest;
+using ::testing::HasSubstr;
+
+std::string TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "roced-rec-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+roced::v1::NodeConfig Config(const std::string& body) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto d = model::DecodeYamlConfig("apiVersion: roced/v1\nkind: NodeConfig\n" + body, &issues);
+  EXPECT_TRUE(d.ok()) << model::FormatIssues("cfg", issues);
+  return d->config;
+}
+
+const char kPfc3[] =
+    "interfaces:\n  - match: {netdev: eth0}\n    mtu: 4200\n"
+    "    qos: {trust: dscp, dscp_to_priority: {26: 3}, pfc: {priorities: [3]}}\n";
+
+class AgentReconcileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir();
+    reconcile::InterfaceObserved eth0;
+    eth0.mtu = 1500;
+    eth0.dscp = reconcile::DscpMap{};
+    eth0.pfc = reconcile::Pfc{};
+    io_.interfaces["eth0"] = eth0;
+    Start();
+  }
+  void TearDown() override {
+    agent_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Start(const std::string& config_path = "", bool loop = false) {
+    AgentOptions o;
+    o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+    o.state_dir = dir_;
+    o.config_path = config_path;
+    o.use_verbs = false;
+    o.use_netlink = false;
+    o.node_io = &io_;
+    o.reconcile = loop;
+    agent_ = std::make_unique<Agent>(o);
+    if (!config_path.empty()) {
+      ASSERT_TRUE(agent_->LoadConfig(true).ok());
+    }
+    agent_->Start();
+  }
+  absl::StatusOr<roced::v1::ApplyConfigResponse> Apply(const std::string& body, bool dry_run = false) {
+    roced::v1::ApplyConfigRequest req;
+    *req.mutable_config() = Config(body);
+    req.set_dry_run(dry_run);
+    return agent_->ApplyConfig(req);
+  }
+
+  std::string dir_;
+  FakeNodeIoForTest io_;
+  std::unique_ptr<Agent> agent_;
+};
+
+TEST_F(AgentReconcileTest, DryRunReturnsThePlanAndChangesNothing) {
+  auto r = Apply(kPfc3, /*dry_run=*/true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->plan().steps_size(), 3);  // mtu, dscp, pfc
+  EXPECT_EQ(io_.writes, 0);
+  EXPECT_EQ(agent_->State().config().generation(), 0u);
+}
+
+TEST_F(AgentReconcileTest, ApplyThenReapplyGivesAnEmptyPlan) {
+  auto r = Apply(kPfc3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->result().success());
+  EXPECT_EQ(r->generation(), 1u);
+  EXPECT_EQ(io_.interfaces["eth0"].pfc->enabled, 1u << 3);
+  EXPECT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_GRPC);
+  EXPECT_TRUE(agent_->State().config().converged());
+  auto again = Apply(kPfc3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->plan().steps_size(), 0);
+}
+
+TEST_F(AgentReconcileTest, StaleExpectedGenerationIsAborted) {
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.set_expected_generation(0);
+  auto r = agent_->ApplyConfig(req);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("accepted generation is 1"));
+}
+
+TEST_F(AgentReconcileTest, InvalidConfigAndUnknownInterfaceAreRejectedNamingTheField) {
+  auto bad = Apply("interfaces:\n  - match: {netdev: eth0}\n    qos: {pfc: {priorities: [9]}}\n");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("interfaces[0].qos.pfc.priorities[0]"));
+  auto unknown = Apply("interfaces:\n  - match: {netdev: eth7}\n    mtu: 9000\n");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.status().message()), HasSubstr("interfaces[0].match.netdev"));
+  EXPECT_EQ(io_.writes, 0);
+}
+
+TEST_F(AgentReconcileTest, FailedApplyLeavesNodeAndGenerationAsBefore) {
+  io_.fail[Field::kPfc] = absl::InternalError("eth0: set PFC refused by the driver");
+  auto r = Apply(kPfc3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->result().success());
+  EXPECT_TRUE(r->result().rolled_back());
+  EXPECT_EQ(r->generation(), 0u);
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(1500));
+  EXPECT_EQ(io_.interfaces["eth0"].dscp->size(), 0u);
+  EXPECT_EQ(agent_->State().config().generation(), 0u);
+}
+
+TEST_F(AgentReconcileTest, DriftIsCorrectedInEnforceModeAndReported) {
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  auto sub = agent_->Subscribe();
+  io_.interfaces["eth0"].pfc->enabled = 0;  // someone ran `dcb pfc set ... 3:off`
+  auto result = agent_->Reconcile("test");
+  EXPECT_TRUE(result.success());
+  EXPECT_EQ(io_.interfaces["eth0"].pfc->enabled, 1u << 3);
+  roced::v1::StateEvent ev;
+  bool saw = false;
+  while (sub->Next(&ev, absl::Milliseconds(100))) {
+    if (ev.has_drift()) {
+      saw = true;
+      EXPECT_EQ(ev.drift().field().field(), "qos.pfc");
+      EXPECT_TRUE(ev.drift().corrected());
+    }
+  }
+  EXPECT_TRUE(saw);
+  EXPECT_TRUE(agent_->State().config().converged());
+}
+
+TEST_F(AgentReconcileTest, DriftIsOnlyReportedInObserveMode) {
+  ASSERT_TRUE(Apply(std::string("mode: observe\n") + kPfc3).ok());
+  // Observe mode accepted the config without writing anything.
+  EXPECT_EQ(io_.writes, 0);
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.interfaces["eth0"].pfc->enabled, 0u);
+  auto state = agent_->State();
+  EXPECT_FALSE(state.config().converged());
+  bool drifted = false;
+  for (const auto& f : state.fields()) drifted |= f.field() == "qos.pfc" && f.sync() == roced::v1::FIELD_SYNC_DRIFTED;
+  EXPECT_TRUE(drifted);
+}
+
+TEST_F(AgentReconcileTest, ProvisionalConfigRollsBackWithoutConfirm) {
+  agent_.reset();
+  Start("", /*loop=*/true);
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  req.mutable_confirm_timeout()->set_nanos(300000000);
+  auto r = agent_->ApplyConfig(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->has_confirm_deadline());
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(9000));
+  for (int i = 0; i < 50 && agent_->State().config().generation() < 3; ++i) absl::SleepFor(absl::Milliseconds(50));
+  auto state = agent_->State();
+  EXPECT_EQ(state.config().generation(), 3u);
+  EXPECT_EQ(state.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
+}
+
+TEST_F(AgentReconcileTest, ConfirmedConfigStays) {
+  agent_.reset();
+  Start("", /*loop=*/true);
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  req.mutable_confirm_timeout()->set_nanos(400000000);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  auto g = agent_->ConfirmConfig(0);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(*g, 1u);
+  absl::SleepFor(absl::Milliseconds(700));
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(9000));
+  EXPECT_EQ(agent_->ConfirmConfig(0).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(AgentReconcileTest, GrpcConfigSurvivesRestartUntilTheFileChanges) {
+  const std::string file = dir_ + "/roced.yaml";
+  auto write = [&](const std::string& body) {
+    FILE* f = fopen(file.c_str(), "w");
+    fputs(("apiVersion: roced/v1\nkind: NodeConfig\n" + body).c_str(), f);
+    fclose(f);
+  };
+  write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
+  agent_.reset();
+  Start(file);
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n").ok());
+  EXPECT_EQ(agent_->State().config().generation(), 2u);
+
+  // Restart with the file unchanged: the gRPC config (generation 2) resumes.
+  agent_.reset();
+  Start(file);
+  auto s = agent_->State();
+  EXPECT_EQ(s.config().generation(), 2u);
+  EXPECT_EQ(s.config().source(), roced::v1::CONFIG_SOURCE_GRPC);
+  EXPECT_EQ(s.config().desired().interfaces(0).mtu(), 9000u);
+
+  // An operator edits the file: it wins at the next start.
+  write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 3000\n");
+  agent_.reset();
+  Start(file);
+  s = agent_->State();
+  EXPECT_EQ(s.config().generation(), 3u);
+  EXPECT_EQ(s.config().source(), roced::v1::CONFIG_SOURCE_FILE);
+  EXPECT_EQ(s.config().desired().interfaces(0).mtu(), 3000u);
+}
+
+TEST_F(AgentReconcileTest, PartialHugepagesAreNotRetriedInATightLoop) {
+  io_.hugepages[(reconcile::HugepagePool{2048, -1})] = 0;
+  io_.hugepage_limit[(reconcile::HugepagePool{2048, -1})] = 10;
+  auto r = Apply("hugepages: [{size: 2Mi, count: 64}]\n");
+  ASSERT_TRUE(r.ok());
+  int writes = io_.writes;
+  agent_->Reconcile("test");
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.writes, writes);  // backoff: no new write attempts
+  EXPECT_EQ(io_.hugepages[(reconcile::HugepagePool{2048, -1})], std::optional<uint64_t>(10));
+}
+
+}  // namespace
+}  // namespace roced::agent

@@ -1,0 +1,167 @@
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "model/config_yaml.h"
+#include "model/validate.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/commands.h"
+#include "util/fs.h"
+
+namespace roced::ctl {
+
+void RegisterApplyFlags(ApplyFlags* f, util::ArgParser* p) {
+  p->AddString("file", &f->file, "FILE", "apply: the NodeConfig YAML to apply ('-' reads stdin).", 'f');
+  p->AddBool("dry-run", &f->dry_run, "apply: print the plan against the node now; change nothing.");
+  p->AddDuration("confirm-timeout", &f->confirm_timeout, "DUR",
+                 "apply: make the change provisional; unless `rocectl confirm` follows within DUR "
+                 "the agent rolls back to the previous config by itself.");
+  p->AddString("expected-generation", &f->expected_generation, "N",
+               "apply: refuse (ABORTED) unless the agent's accepted generation is N, so two writers "
+               "cannot overwrite each other unknowingly.");
+}
+
+namespace {
+const char* OutcomeName(roced::v1::StepOutcome o) {
+  switch (o) {
+    case roced::v1::STEP_OUTCOME_APPLIED: return "applied";
+    case roced::v1::STEP_OUTCOME_FAILED: return "FAILED";
+    case roced::v1::STEP_OUTCOME_NOT_VERIFIED: return "NOT VERIFIED";
+    case roced::v1::STEP_OUTCOME_ROLLED_BACK: return "rolled back";
+    case roced::v1::STEP_OUTCOME_SKIPPED: return "skipped";
+    case roced::v1::STEP_OUTCOME_PARTIAL: return "PARTIAL";
+    default: return "?";
+  }
+}
+}  // namespace
+
+std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
+  std::string out;
+  for (const auto& w : r.warnings()) absl::StrAppend(&out, "warning: ", w.path(), ": ", w.message(), "\n");
+  if (r.plan().steps().empty()) {
+    absl::StrAppend(&out, "No changes: the node already matches this config.\n");
+  } else {
+    absl::StrAppend(&out, dry_run ? "Plan (dry run, nothing changed):\n" : "Plan:\n");
+    for (int i = 0; i < r.plan().steps_size(); ++i) {
+      const auto& s = r.plan().steps(i);
+      absl::StrAppend(&out, "  ~ ", s.object(), " ", s.field(), "\n      - ", s.current(), "\n      + ",
+                      s.wanted(), "\n");
+      if (s.disruptive()) absl::StrAppend(&out, "      ! disruptive: ", s.note(), "\n");
+      if (!dry_run && i < r.result().steps_size()) {
+        const auto& sr = r.result().steps(i);
+        absl::StrAppend(&out, "      = ", OutcomeName(sr.outcome()));
+        if (!sr.error().empty()) absl::StrAppend(&out, ": ", sr.error());
+        absl::StrAppend(&out, "\n");
+      }
+    }
+  }
+  if (!dry_run) {
+    if (r.result().success()) {
+      absl::StrAppend(&out, "Accepted as generation ", r.generation(), ".\n");
+      if (r.has_confirm_deadline()) {
+        absl::StrAppend(&out, "Provisional: run `rocectl confirm ", r.generation(),
+                        "` before the deadline or the agent rolls back by itself.\n");
+      }
+    } else {
+      absl::StrAppend(&out, "Apply failed; every step was rolled back and generation ", r.generation(),
+                      " stays in force.\n");
+    }
+  }
+  return out;
+}
+
+int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vector<std::string>& args) {
+  if (flags.file.empty() || !args.empty()) {
+    std::cerr << "rocectl: usage: rocectl apply -f FILE [--dry-run] [--confirm-timeout DUR] "
+                 "[--expected-generation N]\n";
+    return 2;
+  }
+  std::string text;
+  if (flags.file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    auto t = util::ReadFile(flags.file);
+    if (!t.ok()) {
+      std::cerr << "rocectl: " << t.status().message() << "\n";
+      return 1;
+    }
+    text = *t;
+  }
+  // Validate here first so errors point at lines and columns of the file.
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto decoded = model::DecodeYamlConfig(text, &issues);
+  if (decoded.ok()) model::ValidateConfig(decoded->config, &decoded->positions, &issues);
+  if (!decoded.ok() || model::HasErrors(issues)) {
+    std::vector<roced::v1::ValidationIssue> errors;
+    for (const auto& i : issues) {
+      if (i.severity() == roced::v1::SEVERITY_ERROR) errors.push_back(i);
+    }
+    std::cerr << model::FormatIssues(flags.file, errors);
+    return 1;
+  }
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = decoded->config;
+  req.set_dry_run(flags.dry_run);
+  if (!flags.expected_generation.empty()) {
+    uint64_t g;
+    if (!absl::SimpleAtoi(flags.expected_generation, &g)) {
+      std::cerr << "rocectl: --expected-generation: '" << flags.expected_generation
+                << "' is not a non-negative integer\n";
+      return 2;
+    }
+    req.set_expected_generation(g);
+  }
+  if (flags.confirm_timeout > absl::ZeroDuration()) {
+    absl::Duration d = flags.confirm_timeout;
+    req.mutable_confirm_timeout()->set_seconds(absl::IDivDuration(d, absl::Seconds(1), &d));
+    req.mutable_confirm_timeout()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
+  }
+  auto stub = roced::v1::Agent::NewStub(ctx.channel);
+  grpc::ClientContext cctx;
+  cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  roced::v1::ApplyConfigResponse resp;
+  grpc::Status st = stub->ApplyConfig(&cctx, req, &resp);
+  if (!st.ok()) {
+    std::cerr << "rocectl: " << DescribeRpcError(st, ctx.where) << "\n";
+    return 1;
+  }
+  switch (ctx.output) {
+    case Output::kJson: std::cout << ToJson(resp); break;
+    case Output::kYaml: std::cout << ToYaml(resp); break;
+    case Output::kTable: std::cout << PlanText(resp, flags.dry_run); break;
+  }
+  return flags.dry_run || resp.result().success() ? 0 : 1;
+}
+
+int RunConfirm(const CommandContext& ctx, const std::vector<std::string>& args) {
+  roced::v1::ConfirmConfigRequest req;
+  if (args.size() > 1) {
+    std::cerr << "rocectl: usage: rocectl confirm [GENERATION]\n";
+    return 2;
+  }
+  if (!args.empty()) {
+    uint64_t g;
+    if (!absl::SimpleAtoi(args[0], &g)) {
+      std::cerr << "rocectl: confirm: '" << args[0] << "' is not a generation number\n";
+      return 2;
+    }
+    req.set_generation(g);
+  }
+  auto stub = roced::v1::Agent::NewStub(ctx.channel);
+  grpc::ClientContext cctx;
+  cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  roced::v1::ConfirmConfigResponse resp;
+  grpc::Status st = stub->ConfirmConfig(&cctx, req, &resp);
+  if (!st.ok()) {
+    std::cerr << "rocectl: " << DescribeRpcError(st, ctx.where) << "\n";
+    return 1;
+  }
+  if (ctx.output == Output::kTable) {
+    std::cout << "Generation " << resp.generation() << " confirmed.\n";
+  } else {
+    std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
+  }
+  return 0;
+}
+
+}  // namespace roced::ctl
