@@ -112,12 +112,12 @@ void CounterFiles::SyncDir(const std::string& path, Dir* dir) {
     }
     File f;
     f.name = name;
-    f.path = absl::StrCat(path, "/", name);
+    const std::string file_path = absl::StrCat(path, "/", name);
     // Directories or other non-counter entries (none in current kernels,
     // but a future driver may add a subdirectory) are not counters.
-    if (!IsRegularFile(f.path)) continue;
+    if (!IsRegularFile(file_path)) continue;
     if (open_files_ < max_open_files_) {
-      f.fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+      f.fd = ::open(file_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (f.fd >= 0) ++open_files_;
     }
     next.push_back(std::move(f));
@@ -170,6 +170,7 @@ void CounterFiles::RescanLocked() {
           dir.port = port;
           dir.source = source;
         }
+        dir.path = path;
         SyncDir(path, &dir);
         // rxe has no counters/ (it answers no MADs): no set, not an empty one.
         if (!dir.files.empty()) next.push_back(std::move(dir));
@@ -203,7 +204,7 @@ std::vector<PortCounterSet> CounterFiles::Read() {
       set.values.reserve(dir.files.size());
       for (File& f : dir.files) {
         int fd = f.fd;
-        if (fd < 0) fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) fd = ::open(absl::StrCat(dir.path, "/", f.name).c_str(), O_RDONLY | O_CLOEXEC);
         ssize_t n = -1;
         int err = errno;
         if (fd >= 0) {

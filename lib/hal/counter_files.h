@@ -84,10 +84,10 @@ class CounterFiles {
  private:
   struct File {
     std::string name;
-    std::string path;
     int fd = -1;  // -1: over the descriptor budget, opened per read
   };
   struct Dir {
+    std::string path;
     std::string device;
     uint32_t port = 0;
     CounterSource source = CounterSource::kCounters;

@@ -333,7 +333,10 @@ std::vector<MetricFamily> CounterCollector::Families(const std::vector<hal::Port
       const char* family = set->source == kPma ? kPortCounterMetric : kHwCounterMetric;
       for (const hal::CounterValue& v : set->values) {
         if (sole.count(&v)) continue;
-        std::vector<ClientMetric::Label> l = labels;
+        // Sized once: a scrape builds thousands of these.
+        std::vector<ClientMetric::Label> l;
+        l.reserve(labels.size() + 1);
+        l.insert(l.end(), labels.begin(), labels.end());
         l.push_back({"counter", v.name});
         b.Add(family, std::move(l), static_cast<double>(v.value));
       }

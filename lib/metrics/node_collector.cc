@@ -77,6 +77,12 @@ std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& st
           static_cast<double>(state.devices_size()));
   b.Gauge("roced_config_generation", "Generation of the accepted desired config (0: none).", {},
           static_cast<double>(state.config().generation()));
+  b.Gauge("roced_converged",
+          "1 when the last reconcile pass found every managed field as desired (0 with no config).", {},
+          state.config().generation() > 0 && state.config().converged() ? 1 : 0);
+  b.Gauge("roced_config_provisional",
+          "1 while an applied config awaits ConfirmConfig (it rolls back at the deadline).", {},
+          state.config().has_confirm_deadline() ? 1 : 0);
 
   for (const auto& dev : state.devices()) {
     const std::string& d = dev.name();
