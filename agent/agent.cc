@@ -115,7 +115,7 @@ Agent::Agent(AgentOptions options)
     discovery_runs_->Add({{"result", r}});
     config_loads_->Add({{"result", r}});
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   state_.set_hostname(Hostname());
   state_.mutable_agent()->set_version(kVersion);
   state_.mutable_agent()->set_git_commit(kGitCommit);
@@ -126,7 +126,7 @@ Agent::~Agent() { Stop(); }
 
 void Agent::SetComponentHealth(const std::string& name, bool healthy,
                                const std::string& message) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   roced::v1::ComponentHealth* c = nullptr;
   for (auto& existing : *state_.mutable_agent()->mutable_components()) {
     if (existing.name() == name) c = &existing;
@@ -167,6 +167,18 @@ google::protobuf::Timestamp ToProto(absl::Time t) {
   return out;
 }
 
+roced::v1::StateEvent DriftEventFor(const reconcile::Step& s, bool corrected) {
+  roced::v1::StateEvent ev;
+  auto* f = ev.mutable_drift()->mutable_field();
+  f->set_object(s.object);
+  f->set_field(reconcile::FieldPath(s.field));
+  f->set_desired(reconcile::Render(s.wanted, s.field));
+  f->set_observed(reconcile::Render(s.current, s.field));
+  f->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
+  ev.mutable_drift()->set_corrected(corrected);
+  return ev;
+}
+
 std::string JoinIssues(const std::vector<roced::v1::ValidationIssue>& issues) {
   std::vector<std::string> parts;
   for (const auto& i : issues) {
@@ -179,7 +191,7 @@ std::string JoinIssues(const std::vector<roced::v1::ValidationIssue>& issues) {
 
 void Agent::RecordConfigError(const std::string& error) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     state_.mutable_config()->set_last_error(error);
   }
   roced::v1::StateEvent ev;
@@ -221,7 +233,7 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
   }
   accepted_ = accepted;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto* cs = state_.mutable_config();
     cs->set_generation(accepted.generation());
     cs->set_source(accepted.source());
@@ -249,7 +261,7 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
 
 absl::Status Agent::LoadConfig(bool startup) {
   if (options_.config_path.empty()) return absl::OkStatus();
-  absl::MutexLock rlock(&reconcile_mu_);
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
   std::optional<roced::v1::AcceptedConfig> persisted;
   if (startup && accepted_.generation() == 0) {
     persisted = LoadPersisted();
@@ -329,7 +341,7 @@ absl::Status Agent::LoadConfig(bool startup) {
       return s;
     }
   } else {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     state_.mutable_config()->clear_last_error();
   }
   SetComponentHealth("config", true, "");
@@ -348,7 +360,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
   if (confirm < absl::ZeroDuration() || confirm > absl::Hours(24)) {
     return absl::InvalidArgumentError("confirm_timeout: allowed 0 (none) to 24h");
   }
-  absl::MutexLock rlock(&reconcile_mu_);
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
   if (request.has_expected_generation() && request.expected_generation() != accepted_.generation()) {
     return absl::AbortedError(absl::StrCat("stale writer: expected generation ", request.expected_generation(),
                                            " but the accepted generation is ", accepted_.generation()));
@@ -357,7 +369,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
   model::ApplyDefaults(&config);
   std::vector<roced::v1::RdmaDevice> devices;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     devices.assign(state_.devices().begin(), state_.devices().end());
   }
   auto targets = reconcile::ResolveTargets(config, devices, [this](const std::string& nd) { return NetdevExists(nd); });
@@ -395,13 +407,15 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
   if (absl::Status s = Accept(next); !s.ok()) return s;
   response.set_generation(accepted_.generation());
   ReconcileLocked("config applied", /*config_change=*/true);
-  // Wake the loop so it re-arms its timer for the confirm deadline.
-  if (next.provisional()) TriggerReconcile("provisional config");
+  // Wake the loop so it re-arms its timer for the confirm deadline and the
+  // new config's reconcile.interval (else the old interval's wait runs out
+  // first: up to 30 s before a shorter interval takes effect).
+  TriggerReconcile(next.provisional() ? "provisional config" : "config applied");
   return response;
 }
 
 absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
-  absl::MutexLock rlock(&reconcile_mu_);
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
   if (!accepted_.provisional()) {
     return absl::FailedPreconditionError(
         absl::StrCat("no provisional config to confirm (generation ", accepted_.generation(), " is permanent)"));
@@ -417,7 +431,7 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
   if (absl::Status s = Persist(confirmed); !s.ok()) return s;
   accepted_ = confirmed;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     state_.mutable_config()->clear_confirm_deadline();
   }
   LOG_INFO << "generation " << accepted_.generation() << " confirmed";
@@ -430,7 +444,7 @@ bool Agent::NetdevExists(const std::string& netdev) const {
 }
 
 roced::v1::ApplyResult Agent::Reconcile(const std::string& reason) {
-  absl::MutexLock rlock(&reconcile_mu_);
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
   return ReconcileLocked(reason, false);
 }
 
@@ -444,14 +458,14 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
   const roced::v1::NodeConfig& config = accepted_.config();
   std::vector<roced::v1::RdmaDevice> devices;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     devices.assign(state_.devices().begin(), state_.devices().end());
   }
   auto targets = reconcile::ResolveTargets(config, devices, [this](const std::string& nd) { return NetdevExists(nd); });
   auto finish = [&](const char* outcome, bool converged, const std::vector<roced::v1::FieldStatus>& fields) {
     reconcile_runs_->Add({{"result", outcome}}).Increment();
     reconcile_duration_->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     state_.mutable_config()->set_converged(converged);
     state_.clear_fields();
     for (const auto& f : fields) *state_.add_fields() = f;
@@ -472,13 +486,29 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
   std::erase_if(plan.steps, [&](const reconcile::Step& s) {
     if (s.field != reconcile::Field::kHugepages) return false;
     auto it = hugepage_backoff_.find(s.pool);
-    return it != hugepage_backoff_.end() && it->second.first == std::get<uint64_t>(s.wanted) &&
-           now < it->second.second;
+    bool waiting = it != hugepage_backoff_.end() && it->second.first == std::get<uint64_t>(s.wanted) &&
+                   now < it->second.second;
+    if (waiting) {
+      // Still short: keep saying so (not converged, wanted vs reserved).
+      for (auto& f : plan.fields) {
+        if (f.object() != s.object || f.field() != reconcile::FieldPath(s.field)) continue;
+        f.set_sync(roced::v1::FIELD_SYNC_FAILED);
+        f.set_message(absl::StrCat("wanted ", reconcile::Render(s.wanted, s.field),
+                                   " pages, the kernel reserved ", reconcile::Render(s.current, s.field),
+                                   "; next attempt in ", absl::FormatDuration(it->second.second - now)));
+      }
+    }
+    return waiting;
   });
   bool unsupported = false;
-  for (const auto& f : plan.fields) unsupported |= f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED;
+  bool all_in_sync = true;
+  for (const auto& f : plan.fields) {
+    unsupported |= f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED;
+    all_in_sync &= f.sync() == roced::v1::FIELD_SYNC_IN_SYNC;
+  }
   if (plan.empty()) {
-    finish("noop", !unsupported, plan.fields);
+    // A pool waiting out its back-off is no step but is not converged either.
+    finish("noop", all_in_sync, plan.fields);
     result.set_success(true);
     return result;
   }
@@ -489,16 +519,7 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
                 << (observe ? "; observe mode, leaving them" : "; correcting");
   }
   if (observe) {
-    for (const auto& s : plan.steps) {
-      roced::v1::StateEvent ev;
-      auto* d = ev.mutable_drift();
-      d->mutable_field()->set_object(s.object);
-      d->mutable_field()->set_field(reconcile::FieldPath(s.field));
-      d->mutable_field()->set_desired(reconcile::Render(s.wanted, s.field));
-      d->mutable_field()->set_observed(reconcile::Render(s.current, s.field));
-      d->mutable_field()->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
-      Publish(std::move(ev));
-    }
+    for (const auto& s : plan.steps) Publish(DriftEventFor(s, /*corrected=*/false));
     finish("drift_observed", false, plan.fields);
     result.set_success(true);
     return result;
@@ -512,17 +533,7 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
       LOG_WARNING << s.object << ": " << sr.error() << "; next attempt in "
                   << absl::FormatDuration(options_.hugepage_retry);
     }
-    if (!config_change) {
-      roced::v1::StateEvent ev;
-      auto* d = ev.mutable_drift();
-      d->mutable_field()->set_object(s.object);
-      d->mutable_field()->set_field(reconcile::FieldPath(s.field));
-      d->mutable_field()->set_desired(reconcile::Render(s.wanted, s.field));
-      d->mutable_field()->set_observed(reconcile::Render(s.current, s.field));
-      d->mutable_field()->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
-      d->set_corrected(sr.outcome() == roced::v1::STEP_OUTCOME_APPLIED);
-      Publish(std::move(ev));
-    }
+    if (!config_change) Publish(DriftEventFor(s, sr.outcome() == roced::v1::STEP_OUTCOME_APPLIED));
   }
   reconcile::Plan after = reconcile::ComputePlan(config, *targets, reconcile::ObserveAll(io_, config, *targets));
   for (auto& f : after.fields) {
@@ -544,9 +555,12 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
 }
 
 void Agent::TriggerReconcile(const std::string& reason) {
-  absl::MutexLock lock(&rloop_mu_);
-  reconcile_requested_ = true;
-  reconcile_reason_ = reason;
+  {
+    std::lock_guard<std::mutex> lock(rloop_mu_);
+    reconcile_requested_ = true;
+    reconcile_reason_ = reason;
+  }
+  rloop_cv_.notify_all();
 }
 
 void Agent::ReconcileLoop() {
@@ -555,21 +569,21 @@ void Agent::ReconcileLoop() {
     absl::Duration wait;
     std::optional<absl::Time> deadline;
     {
-      absl::MutexLock lock(&reconcile_mu_);
+      std::lock_guard<std::mutex> lock(reconcile_mu_);
       wait = FromProto(accepted_.config().reconcile().interval());
       if (wait <= absl::ZeroDuration()) wait = absl::Seconds(30);
       if (accepted_.provisional()) deadline = FromProto(accepted_.confirm_deadline());
     }
     if (deadline) wait = std::min(wait, std::max(*deadline - absl::Now(), absl::ZeroDuration()));
     {
-      absl::MutexLock lock(&rloop_mu_);
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(rloop_mu_) { return rstop_ || reconcile_requested_; };
-      rloop_mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
+      std::unique_lock<std::mutex> lock(rloop_mu_);
+      rloop_cv_.wait_for(lock, absl::ToChronoNanoseconds(wait),
+                         [this] { return rstop_ || reconcile_requested_; });
       if (rstop_) return;
       if (reconcile_requested_) reason = reconcile_reason_;
       reconcile_requested_ = false;
     }
-    absl::MutexLock rlock(&reconcile_mu_);
+    std::lock_guard<std::mutex> rlock(reconcile_mu_);
     if (accepted_.provisional() && FromProto(accepted_.confirm_deadline()) <= absl::Now()) {
       LOG_WARNING << "provisional generation " << accepted_.generation()
                   << " was not confirmed in time; rolling back to the previous config";
@@ -605,7 +619,7 @@ void Agent::RefreshDevices(const std::string& reason) {
 
   std::vector<roced::v1::StateEvent> events;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     std::map<std::string, const roced::v1::RdmaDevice*> before;
     for (const auto& d : state_.devices()) before[d.name()] = &d;
     std::set<std::string> after;
@@ -652,10 +666,11 @@ void Agent::Start() {
   if (options_.use_netlink) {
     monitor_ = std::make_unique<hal::LinkMonitor>([this](const std::string& reason) {
       {
-        absl::MutexLock lock(&loop_mu_);
+        std::lock_guard<std::mutex> lock(loop_mu_);
         refresh_requested_ = true;
         refresh_reason_ = reason;
       }
+      loop_cv_.notify_all();
       TriggerReconcile(reason);
     });
     if (absl::Status s = monitor_->Start(); !s.ok()) {
@@ -673,11 +688,9 @@ void Agent::DiscoveryLoop() {
   while (true) {
     std::string reason = "periodic";
     {
-      absl::MutexLock lock(&loop_mu_);
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_mu_) {
-        return stop_ || refresh_requested_;
-      };
-      loop_mu_.AwaitWithTimeout(absl::Condition(&wake), options_.discovery_interval);
+      std::unique_lock<std::mutex> lock(loop_mu_);
+      loop_cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.discovery_interval),
+                        [this] { return stop_ || refresh_requested_; });
       if (stop_) return;
       if (refresh_requested_) reason = refresh_reason_;
       refresh_requested_ = false;
@@ -688,43 +701,45 @@ void Agent::DiscoveryLoop() {
 
 void Agent::Stop() {
   {
-    absl::MutexLock lock(&loop_mu_);
+    std::lock_guard<std::mutex> lock(loop_mu_);
     stop_ = true;
   }
   {
-    absl::MutexLock lock(&rloop_mu_);
+    std::lock_guard<std::mutex> lock(rloop_mu_);
     rstop_ = true;
   }
+  loop_cv_.notify_all();
+  rloop_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
   if (reconcile_loop_.joinable()) reconcile_loop_.join();
   if (monitor_) monitor_->Stop();
   verbs_.CloseAll();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& s : subscribers_) s->Close();
   subscribers_.clear();
 }
 
 roced::v1::NodeState Agent::State() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return state_;
 }
 
 std::shared_ptr<Subscription> Agent::Subscribe() {
   auto sub = std::make_shared<Subscription>();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   subscribers_.push_back(sub);
   return sub;
 }
 
 void Agent::Unsubscribe(const std::shared_ptr<Subscription>& sub) {
   sub->Close();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::erase(subscribers_, sub);
 }
 
 void Agent::Publish(roced::v1::StateEvent event) {
   *event.mutable_at() = TimeUtil::GetCurrentTime();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& s : subscribers_) s->Push(event);
 }
 

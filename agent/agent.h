@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "hal/link_monitor.h"
 #include "hal/paths.h"
@@ -155,18 +157,19 @@ class Agent {
   hal::VerbsDevices verbs_;
   std::unique_ptr<hal::LinkMonitor> monitor_;
 
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<Subscription>> subscribers_ ABSL_GUARDED_BY(mu_);
 
-  absl::Mutex loop_mu_;
+  std::mutex loop_mu_;
   bool stop_ ABSL_GUARDED_BY(loop_mu_) = false;
   bool refresh_requested_ ABSL_GUARDED_BY(loop_mu_) = false;
   std::string refresh_reason_ ABSL_GUARDED_BY(loop_mu_);
+  std::condition_variable loop_cv_;
   std::thread loop_;
 
   // Serialises config acceptance and reconcile passes.
-  absl::Mutex reconcile_mu_;
+  std::mutex reconcile_mu_;
   roced::v1::AcceptedConfig accepted_ ABSL_GUARDED_BY(reconcile_mu_);
   std::unique_ptr<reconcile::NodeIo> owned_io_;
   reconcile::NodeIo* io_;
@@ -175,10 +178,11 @@ class Agent {
   std::map<reconcile::HugepagePool, std::pair<uint64_t, absl::Time>> hugepage_backoff_
       ABSL_GUARDED_BY(reconcile_mu_);
 
-  absl::Mutex rloop_mu_;
+  std::mutex rloop_mu_;
   bool rstop_ ABSL_GUARDED_BY(rloop_mu_) = false;
   bool reconcile_requested_ ABSL_GUARDED_BY(rloop_mu_) = false;
   std::string reconcile_reason_ ABSL_GUARDED_BY(rloop_mu_);
+  std::condition_variable rloop_cv_;
   std::thread reconcile_loop_;
 
   std::shared_ptr<prometheus::Registry> registry_;

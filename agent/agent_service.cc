@@ -28,6 +28,9 @@ grpc::Status AgentService::ConfirmConfig(grpc::ServerContext*,
 grpc::Status AgentService::GetState(grpc::ServerContext*, const roced::v1::GetStateRequest*,
                                     roced::v1::NodeState* response) {
   *response = agent_->State();
+  if (probes_ != nullptr) {
+    for (auto& summary : probes_->Summaries()) *response->add_probes() = std::move(summary);
+  }
   return grpc::Status::OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "agent/agent.h"
 #include "agent/counters_runtime.h"
+#include "agent/probe_service.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
 
@@ -20,6 +21,9 @@ class AgentService final : public roced::v1::Agent::Service {
   void Shutdown() { shutting_down_.store(true); }
   // Where GetCounters reads from; set before serving, must outlive serving.
   void set_counters(CountersRuntime* counters) { counters_ = counters; }
+  // Where RunProbe, ListProbeResults and GetState's probe summaries come
+  // from; set before serving, must outlive serving.
+  void set_probes(ProbeRuntime* probes) { probes_ = probes; }
 
   grpc::Status GetState(grpc::ServerContext* context, const roced::v1::GetStateRequest* request,
                         roced::v1::NodeState* response) override;
@@ -35,17 +39,22 @@ class AgentService final : public roced::v1::Agent::Service {
   grpc::Status ConfirmConfig(grpc::ServerContext* context,
                              const roced::v1::ConfirmConfigRequest* request,
                              roced::v1::ConfirmConfigResponse* response) override;
-  // RunProbe, ListProbeResults and Diagnose keep the generated
-  // UNIMPLEMENTED behaviour until their issues land.
+  // RunProbe and ListProbeResults are defined in probe_service.cc.
+  grpc::Status RunProbe(grpc::ServerContext* context, const roced::v1::RunProbeRequest* request,
+                        roced::v1::ProbeResult* response) override;
+  grpc::Status ListProbeResults(grpc::ServerContext* context,
+                                const roced::v1::ListProbeResultsRequest* request,
+                                roced::v1::ListProbeResultsResponse* response) override;
+  // Diagnose keeps the generated UNIMPLEMENTED behaviour until its issue
+  // lands.
 
  private:
   Agent* agent_;
   CountersRuntime* counters_ = nullptr;
+  ProbeRuntime* probes_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };
 
-// Agent-to-agent probe set-up; every RPC is UNIMPLEMENTED until the probe
-// engine lands, but the service is registered so peers get a clear answer.
-class ProbePeerService final : public roced::v1::ProbePeer::Service {};
+// ProbePeerService (agent-to-agent probe set-up) is in probe_service.h.
 
 }  // namespace roced::agent

@@ -64,7 +64,7 @@ std::vector<std::shared_ptr<prometheus::Collectable>> CountersRuntime::Collectab
 }
 
 std::vector<metrics::PortNetdev> CountersRuntime::Ports() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return ports_;
 }
 
@@ -72,7 +72,7 @@ void CountersRuntime::Refresh() {
   roced::v1::NodeState state = agent_->State();
   std::vector<metrics::PortNetdev> ports = metrics::PortNetdevs(state.devices());
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ports_ = ports;
   }
   if (netdev_stats_ == nullptr) return;
@@ -95,7 +95,7 @@ void CountersRuntime::Refresh() {
 
 void CountersRuntime::Start() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (started_) return;
     started_ = true;
     stop_ = false;
@@ -108,8 +108,8 @@ void CountersRuntime::Start() {
 void CountersRuntime::RefreshLoop() {
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+      std::unique_lock<std::mutex> lock(mu_);
+      stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
       if (stop_) return;
     }
     Refresh();
@@ -118,10 +118,11 @@ void CountersRuntime::RefreshLoop() {
 
 void CountersRuntime::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
     started_ = false;
   }
+  stop_cv_.notify_all();
   if (refresh_.joinable()) refresh_.join();
   watchdog_->Stop();
 }
@@ -175,7 +176,7 @@ absl::StatusOr<roced::v1::GetCountersResponse> CountersRuntime::GetCounters(
   roced::v1::GetCountersResponse response;
   *response.mutable_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
   const absl::Time now = MonotonicNow();
-  absl::MutexLock lock(&rates_mu_);
+  std::lock_guard<std::mutex> lock(rates_mu_);
   std::map<std::string, Sample> next;
   for (roced::v1::CounterSet& set : sets) {
     // Rates are computed over every set, filtered or not, so a filtered

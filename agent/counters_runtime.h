@@ -13,14 +13,15 @@
 // logged and published on WatchState. Every public method is thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "hal/counter_files.h"
@@ -50,9 +51,9 @@ class CountersRuntime {
   CountersRuntime& operator=(const CountersRuntime&) = delete;
 
   // Reads the agent state once, then starts the threads.
-  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  void Start();
   // Stops the threads. Idempotent.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop();
 
   // The counter collector and the watchdog, for the metrics endpoint.
   std::vector<std::shared_ptr<prometheus::Collectable>> Collectables() const;
@@ -61,15 +62,15 @@ class CountersRuntime {
   // since the previous call. NOT_FOUND when a filter names no device or
   // netdev the agent has.
   absl::StatusOr<roced::v1::GetCountersResponse> GetCounters(
-      const roced::v1::GetCountersRequest& request) ABSL_LOCKS_EXCLUDED(rates_mu_);
+      const roced::v1::GetCountersRequest& request);
 
   metrics::PfcWatchdog* watchdog() { return watchdog_.get(); }
 
  private:
-  void Refresh() ABSL_LOCKS_EXCLUDED(mu_);
-  void RefreshLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Refresh();
+  void RefreshLoop();
   void OnStormChange(const metrics::PfcStormTransition& change);
-  std::vector<metrics::PortNetdev> Ports() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<metrics::PortNetdev> Ports() const;
 
   Agent* const agent_;
   std::unique_ptr<hal::CounterFiles> files_;
@@ -80,18 +81,22 @@ class CountersRuntime {
   std::shared_ptr<metrics::CounterCollector> collector_;
   std::shared_ptr<metrics::PfcWatchdog> watchdog_;
 
-  mutable absl::Mutex mu_;
-  std::vector<metrics::PortNetdev> ports_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
+  // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
+  // mu_ guards ports_, stop_ and started_; rates_mu_ guards previous_.
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  std::vector<metrics::PortNetdev> ports_;
+  bool stop_ = false;
+  bool started_ = false;
   std::thread refresh_;
 
   struct Sample {
     uint64_t value = 0;
     absl::Time at;
   };
-  absl::Mutex rates_mu_;
-  std::map<std::string, Sample> previous_ ABSL_GUARDED_BY(rates_mu_);
+  std::mutex rates_mu_;
+  std::map<std::string, Sample> previous_;
 };
 
 }  // namespace roced::agent

@@ -51,6 +51,10 @@ absl::Status Server::Start() {
   counters_ = std::make_unique<CountersRuntime>(agent_);
   counters_->Start();
   agent_service_.set_counters(counters_.get());
+  probes_ = std::make_unique<ProbeRuntime>(agent_, options_.probes);
+  probes_->Start();
+  agent_service_.set_probes(probes_.get());
+  peer_service_.set_runtime(probes_.get());
   builder.RegisterService(&agent_service_);
   builder.RegisterService(&peer_service_);
   grpc_ = builder.BuildAndStart();
@@ -100,6 +104,9 @@ absl::Status Server::Start() {
 
 void Server::Shutdown(absl::Duration grace) {
   agent_service_.Shutdown();
+  // Running probes end (cancelled) and responder endpoints are released
+  // first, so RunProbe calls in flight do not hold up the gRPC shutdown.
+  if (probes_) probes_->Stop();
   if (grpc_) {
     grpc_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
     grpc_->Wait();

@@ -10,6 +10,7 @@
 #include "agent/agent.h"
 #include "agent/agent_service.h"
 #include "agent/counters_runtime.h"
+#include "agent/probe_runtime.h"
 #include "metrics/node_collector.h"
 #include "prometheus/exposer.h"
 
@@ -23,6 +24,8 @@ struct ServerOptions {
   std::string socket_path = "/run/roced/roced.sock";
   // host:port for /metrics; port 0 picks a free port. Empty: no endpoint.
   std::string metrics_listen = "[::]:9471";
+  // RDMA probes (tests pass a fake endpoint factory here).
+  ProbeRuntimeOptions probes;
 };
 
 class Server {
@@ -49,6 +52,7 @@ class Server {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::shared_ptr<metrics::NodeCollector> collector_;
   std::unique_ptr<CountersRuntime> counters_;
+  std::unique_ptr<ProbeRuntime> probes_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 };

@@ -60,7 +60,7 @@ CounterFiles::CounterFiles(Paths paths, Options options)
       max_open_files_(options.max_open_files > 0 ? options.max_open_files : DefaultMaxOpenFiles()) {}
 
 CounterFiles::~CounterFiles() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, dirs] : devices_) {
     for (Dir& dir : dirs) {
       for (File& f : dir.files) CloseFile(&f);
@@ -86,7 +86,7 @@ void CounterFiles::DropDevice(const std::string& device) {
 }
 
 void CounterFiles::Rescan() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   RescanLocked();
 }
 
@@ -188,7 +188,7 @@ void CounterFiles::RescanLocked() {
 }
 
 std::vector<PortCounterSet> CounterFiles::Read() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (!scanned_ || MonotonicNow() - last_scan_ >= rescan_interval_) RescanLocked();
   std::vector<PortCounterSet> out;
   std::vector<std::string> gone;
@@ -245,7 +245,7 @@ std::vector<PortCounterSet> CounterFiles::Read() {
 }
 
 size_t CounterFiles::open_files() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return open_files_;
 }
 

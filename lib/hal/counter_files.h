@@ -21,10 +21,10 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "hal/paths.h"
 
@@ -70,16 +70,16 @@ class CounterFiles {
   // Re-lists the directories now: opens the files of new devices, ports and
   // counters and closes those that are gone. An absent class/infiniband
   // directory (no RDMA stack) means no devices, not an error.
-  void Rescan() ABSL_LOCKS_EXCLUDED(mu_);
+  void Rescan();
 
   // Reads every counter, rescanning first when `rescan_interval` has
   // passed. Sets are ordered by device, port, then source. A file whose
   // text is not a number (or whose read fails with anything but "gone") is
   // left out of this read only.
-  std::vector<PortCounterSet> Read() ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<PortCounterSet> Read();
 
   // Descriptors currently held open (tests, and the budget check).
-  size_t open_files() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t open_files() const;
 
  private:
   struct File {
@@ -94,21 +94,24 @@ class CounterFiles {
     std::vector<File> files;  // sorted by name
   };
 
-  void RescanLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SyncDir(const std::string& path, Dir* dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CloseFile(File* file) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DropDevice(const std::string& device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RescanLocked();
+  void SyncDir(const std::string& path, Dir* dir);
+  void CloseFile(File* file);
+  void DropDevice(const std::string& device);
 
   const Paths paths_;
   const absl::Duration rescan_interval_;
   size_t max_open_files_;
 
-  mutable absl::Mutex mu_;
+  // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
+  // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
+  mutable std::mutex mu_;
+  // Below: guarded by mu_; the *Locked/Sync/Close/Drop helpers need it held.
   // Keyed by device name; each device's dirs ordered by port, then source.
-  std::map<std::string, std::vector<Dir>> devices_ ABSL_GUARDED_BY(mu_);
-  size_t open_files_ ABSL_GUARDED_BY(mu_) = 0;
-  bool scanned_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time last_scan_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Dir>> devices_;
+  size_t open_files_ = 0;
+  bool scanned_ = false;
+  absl::Time last_scan_;
 };
 
 // Parses a counter file's text ("12345\n"); false when it is not a

@@ -27,7 +27,7 @@ size_t Capacity(uint32_t count) { return static_cast<size_t>(count) * 2 + 64; }
 }  // namespace
 
 EthtoolStats::~EthtoolStats() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -86,7 +86,7 @@ absl::StatusOr<std::vector<EthtoolStat>> EthtoolStats::ReadStats(const std::stri
   if (netdev.empty() || netdev.size() >= IFNAMSIZ) {
     return absl::InvalidArgumentError(absl::StrCat("'", netdev, "' is not a netdev name"));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0) {
     fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) return util::ErrnoToStatus(errno, "socket(AF_INET, SOCK_DGRAM) for ethtool");

@@ -48,30 +48,38 @@ absl::StatusOr<std::unique_ptr<nl_sock, SockDeleter>> Connect() {
   return sock;
 }
 
+using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
+
+// The link as the kernel has it now, on a fresh socket.
+absl::Status GetLink(const std::string& ifname, std::unique_ptr<nl_sock, SockDeleter>* sock, LinkPtr* link) {
+  auto s = Connect();
+  if (!s.ok()) return s.status();
+  rtnl_link* raw = nullptr;
+  int rc = rtnl_link_get_kernel(s->get(), 0, ifname.c_str(), &raw);
+  if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": get link"));
+  *sock = std::move(*s);
+  link->reset(raw);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool LinkMtu::Exists(const std::string& ifname) const { return if_nametoindex(ifname.c_str()) != 0; }
 
 absl::StatusOr<uint32_t> LinkMtu::Get(const std::string& ifname) const {
-  auto sock = Connect();
-  if (!sock.ok()) return sock.status();
-  rtnl_link* raw = nullptr;
-  int rc = rtnl_link_get_kernel(sock->get(), 0, ifname.c_str(), &raw);
-  if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": get link"));
-  std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
+  std::unique_ptr<nl_sock, SockDeleter> sock;
+  LinkPtr link;
+  if (absl::Status s = GetLink(ifname, &sock, &link); !s.ok()) return s;
   return rtnl_link_get_mtu(link.get());
 }
 
 absl::Status LinkMtu::Set(const std::string& ifname, uint32_t mtu) const {
-  auto sock = Connect();
-  if (!sock.ok()) return sock.status();
-  rtnl_link* raw = nullptr;
-  int rc = rtnl_link_get_kernel(sock->get(), 0, ifname.c_str(), &raw);
-  if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": get link"));
-  std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
-  std::unique_ptr<rtnl_link, LinkDeleter> change(rtnl_link_alloc());
+  std::unique_ptr<nl_sock, SockDeleter> sock;
+  LinkPtr link;
+  if (absl::Status s = GetLink(ifname, &sock, &link); !s.ok()) return s;
+  LinkPtr change(rtnl_link_alloc());
   rtnl_link_set_mtu(change.get(), mtu);
-  rc = rtnl_link_change(sock->get(), link.get(), change.get(), 0);
+  int rc = rtnl_link_change(sock.get(), link.get(), change.get(), 0);
   if (rc < 0) return NlError(rc, absl::StrCat(ifname, ": set MTU ", mtu));
   return absl::OkStatus();
 }

@@ -34,9 +34,13 @@ absl::Status NodeFiles::SetEcn(const std::string& netdev, EcnRole role, uint8_t 
                                uint8_t wanted) const {
   const std::string dir = EcnPath(netdev, role);
   for (int prio = 0; prio < 8; ++prio) {
-    bool want = wanted & (1u << prio);
-    if (want == static_cast<bool>(current & (1u << prio))) continue;
-    absl::Status s = util::WriteAttribute(absl::StrCat(dir, "/", prio), want ? "1" : "0");
+    // Compare the masked bits as integers. The earlier form
+    // `bool want = wanted & bit; if (want == static_cast<bool>(current & bit))`
+    // is miscompiled by GCC 12.2 at -O2 (tree-vrp): it skipped every 0->1
+    // change, so ECN was never enabled on a real node.
+    const unsigned bit = 1u << prio;
+    if ((wanted & bit) == (current & bit)) continue;
+    absl::Status s = util::WriteAttribute(absl::StrCat(dir, "/", prio), (wanted & bit) != 0 ? "1" : "0");
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -39,7 +39,7 @@ VerbsDevices::Change VerbsDevices::Refresh() {
   // hot-plugged and removed devices show up here.
   ibv_device** list = ibv_get_device_list(&num);
   std::set<std::string> present;
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (int i = 0; list != nullptr && i < num; ++i) {
     std::string name = ibv_get_device_name(list[i]);
     present.insert(name);
@@ -72,7 +72,7 @@ VerbsDevices::Change VerbsDevices::Refresh() {
 }
 
 void VerbsDevices::Enrich(std::vector<roced::v1::RdmaDevice>* devices) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& dev : *devices) {
     auto it = open_.find(dev.name());
     if (it == open_.end()) continue;
@@ -90,14 +90,14 @@ void VerbsDevices::Enrich(std::vector<roced::v1::RdmaDevice>* devices) const {
 }
 
 std::vector<std::string> VerbsDevices::OpenDeviceNames() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> names;
   for (const auto& [name, open] : open_) names.push_back(name);
   return names;
 }
 
 void VerbsDevices::CloseAll() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, open] : open_) ibv_close_device(open.context);
   open_.clear();
 }

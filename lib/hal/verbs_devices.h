@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "roced/v1/state.pb.h"
 
 namespace roced::hal {
@@ -49,7 +51,7 @@ class VerbsDevices {
     ibv_context* context = nullptr;
     uint8_t port_count = 0;
   };
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, Open> open_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -49,19 +49,19 @@ PfcWatchdog::PfcWatchdog(PauseCounterSource* source, PfcWatchdogOptions options,
 PfcWatchdog::~PfcWatchdog() { Stop(); }
 
 void PfcWatchdog::SetOptions(PfcWatchdogOptions options) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   options_ = options;
 }
 
 PfcWatchdogOptions PfcWatchdog::options() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return options_;
 }
 
 void PfcWatchdog::SetNetdevs(std::vector<std::string> netdevs) {
   std::vector<PfcStormTransition> changes;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     std::sort(netdevs.begin(), netdevs.end());
     netdevs.erase(std::unique(netdevs.begin(), netdevs.end()), netdevs.end());
     netdevs_ = std::move(netdevs);
@@ -119,10 +119,10 @@ void PfcWatchdog::Update(const Key& key, uint64_t value, absl::Time now, Priorit
 }
 
 void PfcWatchdog::PollOnce(absl::Time now) {
-  absl::MutexLock poll_lock(&poll_mu_);
+  std::lock_guard<std::mutex> poll_lock(poll_mu_);
   std::vector<std::string> netdevs;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     netdevs = netdevs_;
   }
   // The source is read without mu_ held: an ethtool read can take
@@ -133,7 +133,7 @@ void PfcWatchdog::PollOnce(absl::Time now) {
 
   std::vector<PfcStormTransition> changes;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < netdevs.size(); ++i) {
       const std::string& netdev = netdevs[i];
       // Dropped by SetNetdevs() while we were reading.
@@ -174,7 +174,7 @@ void PfcWatchdog::Notify(const std::vector<PfcStormTransition>& changes) {
 
 void PfcWatchdog::Start() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (thread_.joinable()) return;
     stop_ = false;
   }
@@ -183,9 +183,10 @@ void PfcWatchdog::Start() {
 
 void PfcWatchdog::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -193,17 +194,18 @@ void PfcWatchdog::Loop() {
   while (true) {
     const absl::Time started = MonotonicNow();
     PollOnce(started);
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     // Sleep the rest of the interval so polls stay interval apart even
     // when a read took a while.
     const absl::Duration wait = options_.poll_interval - (MonotonicNow() - started);
-    mu_.AwaitWithTimeout(absl::Condition(&stop_), std::max(wait, absl::ZeroDuration()));
+    stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(std::max(wait, absl::ZeroDuration())),
+                      [this] { return stop_; });
     if (stop_) return;
   }
 }
 
 std::vector<PfcWatchdog::PriorityStatus> PfcWatchdog::Status() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<PriorityStatus> out;
   out.reserve(states_.size());
   for (const auto& [key, s] : states_) {

@@ -29,7 +29,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,7 +40,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "hal/ethtool_stats.h"
 #include "prometheus/collectable.h"
@@ -108,17 +109,17 @@ class PfcWatchdog : public prometheus::Collectable {
 
   // The netdevs to watch. State of netdevs no longer listed is dropped; a
   // stormed one gets a final transition to not stormed.
-  void SetNetdevs(std::vector<std::string> netdevs) ABSL_LOCKS_EXCLUDED(mu_);
-  void SetOptions(PfcWatchdogOptions options) ABSL_LOCKS_EXCLUDED(mu_);
-  PfcWatchdogOptions options() const ABSL_LOCKS_EXCLUDED(mu_);
+  void SetNetdevs(std::vector<std::string> netdevs);
+  void SetOptions(PfcWatchdogOptions options);
+  PfcWatchdogOptions options() const;
 
   // One poll of every watched netdev, as at monotonic time `now` (which
   // must not go backwards between calls).
-  void PollOnce(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
+  void PollOnce(absl::Time now);
 
   // Polls every poll_interval on a thread, with a monotonic clock.
-  void Start() ABSL_LOCKS_EXCLUDED(mu_);
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Start();
+  void Stop();
 
   struct PriorityStatus {
     std::string netdev;
@@ -128,10 +129,10 @@ class PfcWatchdog : public prometheus::Collectable {
     uint64_t rx_pause_frames = 0;
   };
   // Every (netdev, priority) with a baseline, ordered.
-  std::vector<PriorityStatus> Status() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<PriorityStatus> Status() const;
 
   // roced_pfc_storm and roced_pfc_storm_events_total.
-  std::vector<prometheus::MetricFamily> Collect() const override ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
   struct PriorityState {
@@ -149,21 +150,25 @@ class PfcWatchdog : public prometheus::Collectable {
   using Key = std::pair<std::string, uint32_t>;
 
   void Update(const Key& key, uint64_t value, absl::Time now, PriorityState* state,
-              std::vector<PfcStormTransition>* changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+              std::vector<PfcStormTransition>* changes);
   void Notify(const std::vector<PfcStormTransition>& changes);
   void Loop();
 
   PauseCounterSource* const source_;
   const Callback on_change_;
 
-  mutable absl::Mutex mu_;
-  PfcWatchdogOptions options_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> netdevs_ ABSL_GUARDED_BY(mu_);
-  std::map<Key, PriorityState> states_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
+  // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
+  // mu_ guards the members below it, up to poll_mu_; Update() needs it held.
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  PfcWatchdogOptions options_;
+  std::vector<std::string> netdevs_;
+  std::map<Key, PriorityState> states_;
+  bool stop_ = false;
 
   // Serializes polls: a poll reads the source without holding mu_.
-  absl::Mutex poll_mu_;
+  std::mutex poll_mu_;
   std::thread thread_;
 };
 

@@ -147,18 +147,27 @@ TEST_F(AgentServerTest, GetStateOverUnixSocketMatchesTcp) {
 
 TEST_F(AgentServerTest, NotYetBuiltRpcsAnswerUnimplemented) {
   auto stub = Stub(TcpTarget());
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  roced::v1::DiagnoseResponse resp;
+  EXPECT_EQ(stub->Diagnose(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(AgentServerTest, ProbeRpcsAreServedAndCheckTheirInput) {
+  // Probes themselves are tested in probe_runtime_test and in the lab.
+  auto stub = Stub(TcpTarget());
   {
     grpc::ClientContext ctx;
     Deadline(&ctx);
     roced::v1::ProbeResult resp;
-    EXPECT_EQ(stub->RunProbe(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+    EXPECT_EQ(stub->RunProbe(&ctx, {}, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   }
   auto peer = roced::v1::ProbePeer::NewStub(
       grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   Deadline(&ctx);
   roced::v1::OpenEndpointResponse resp;
-  EXPECT_EQ(peer->OpenEndpoint(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(peer->OpenEndpoint(&ctx, {}, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(AgentServerTest, ApplyConfigOverGrpcMapsValidationToInvalidArgument) {

@@ -239,6 +239,14 @@ TEST_F(AgentReconcileTest, PartialHugepagesAreNotRetriedInATightLoop) {
   agent_->Reconcile("test");
   EXPECT_EQ(io_.writes, writes);  // backoff: no new write attempts
   EXPECT_EQ(io_.hugepages[(reconcile::HugepagePool{2048, -1})], std::optional<uint64_t>(10));
+  // Waiting out the back-off is not "converged": the pool is still short,
+  // and the field keeps saying by how much (seen in the lab: it read
+  // converged with the field merely DRIFTED).
+  auto s = agent_->State();
+  EXPECT_FALSE(s.config().converged());
+  ASSERT_EQ(s.fields_size(), 1);
+  EXPECT_EQ(s.fields(0).sync(), roced::v1::FIELD_SYNC_FAILED);
+  EXPECT_THAT(s.fields(0).message(), ::testing::HasSubstr("wanted 64 pages, the kernel reserved 10"));
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ class AgentOnFixtureCopy {
   }
   ~AgentOnFixtureCopy() {
     agent_->Stop();
+    agent_.reset();  // before the directory goes: it may still write its state there
     fs::remove_all(dir_);
   }
   Agent* agent() { return agent_.get(); }

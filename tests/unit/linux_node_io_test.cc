@@ -11,6 +11,7 @@
 #include "hal/dcb_netlink.h"
 #include "hal/link_monitor.h"
 #include "hal/link_mtu.h"
+#include "hal/node_files.h"
 #include "reconcile/linux_node_io.h"
 #include "reconcile/plan.h"
 
@@ -118,6 +119,38 @@ TEST_F(NetnsTest, LinkMonitorSeesAnMtuChangeMadeByAnotherTool) {
   monitor.Stop();
   EXPECT_GE(calls.load(), 1);
   EXPECT_GE(monitor.events(), 1u);
+}
+
+// ECN enables on a file tree shaped like MLNX_OFED's sysfs: every per-bit
+// transition (0->1, 1->0, unchanged) writes exactly the files that differ.
+// Guards against GCC 12.2 -O2 miscompiling the bit comparison (seen in the
+// lab: no 0->1 write ever reached the kernel).
+TEST(NodeFilesEcn, WritesEveryBitThatDiffersAndNothingElse) {
+  char tmpl[] = "/tmp/roced-ecn-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  const std::string dir = root + "/class/net/eth9/ecn/roce_np/enable";
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  auto put = [&](uint8_t mask) {
+    for (int p = 0; p < 8; ++p) {
+      FILE* f = fopen((dir + "/" + std::to_string(p)).c_str(), "w");
+      ASSERT_NE(f, nullptr);
+      fputs(mask & (1u << p) ? "1\n" : "0\n", f);
+      fclose(f);
+    }
+  };
+  hal::Paths paths;
+  paths.sysfs = root;
+  hal::NodeFiles files(paths);
+  for (auto [from, to] : std::vector<std::pair<uint8_t, uint8_t>>{
+           {0x00, 0x08}, {0x08, 0x00}, {0x0f, 0xf0}, {0xa5, 0xa5}, {0x00, 0xff}, {0xff, 0x00}, {0x09, 0x0c}}) {
+    put(from);
+    ASSERT_TRUE(files.SetEcn("eth9", hal::EcnRole::kNotificationPoint, from, to).ok());
+    auto got = files.GetEcn("eth9", hal::EcnRole::kNotificationPoint);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, to) << "from " << int(from) << " to " << int(to);
+  }
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
 
 namespace roced::metrics {
 namespace {
@@ -24,29 +24,29 @@ using ::testing::IsEmpty;
 class FakeCounterSourceForTest : public PauseCounterSource {
  public:
   void Set(const std::string& netdev, uint32_t priority, uint64_t value) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     counts_[netdev][priority] = value;
   }
   void Add(const std::string& netdev, uint32_t priority, uint64_t n) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     counts_[netdev][priority] += n;
   }
   void Remove(const std::string& netdev, uint32_t priority) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     counts_[netdev].erase(priority);
   }
   void Fail(const std::string& netdev, bool fail) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     failing_[netdev] = fail;
   }
   absl::StatusOr<std::map<uint32_t, uint64_t>> RxPauseFrames(const std::string& netdev) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (failing_[netdev]) return absl::UnavailableError("ethtool read failed");
     return counts_[netdev];
   }
 
  private:
-  absl::Mutex mu_;
+  std::mutex mu_;
   std::map<std::string, std::map<uint32_t, uint64_t>> counts_;
   std::map<std::string, bool> failing_;
 };

@@ -8,7 +8,9 @@
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/version.h"
 #include "tools/rocectl/commands.h"
+#include "tools/rocectl/counters_cmd.h"
 #include "tools/rocectl/format.h"
+#include "tools/rocectl/probe_cmd.h"
 #include "util/args.h"
 
 namespace {
@@ -56,6 +58,15 @@ std::string Help(const roced::util::ArgParser& p) {
       "               that fails rolls the whole apply back. --dry-run changes nothing.\n"
       "    confirm [GENERATION]\n"
       "               Make a provisional config (applied with --confirm-timeout) permanent.\n"
+      "    counters [--rate] [--watch] [--all] [--device DEV] [--netdev NETDEV] [--interval DUR]\n"
+      "               RDMA counters (sysfs counters/ and hw_counters/, stable names across\n"
+      "               drivers) and the netdevs' PFC pause and discard statistics; --rate\n"
+      "               shows per-second rates of what moved, --watch keeps redrawing.\n"
+      "    probe PEER [--kind latency|bandwidth] [--size B] [--iterations N] [--duration D]\n"
+      "               Run an RDMA probe from the agent to PEER (a probes.peers name or the\n"
+      "               peer agent's HOST:PORT) now; prints it as ib_write_lat / ib_write_bw do.\n"
+      "    probes [PEER] [--kind K] [--limit N]\n"
+      "               The agent's recent probe results, newest first.\n"
       "    version    rocectl's version and, when reachable, the agent's.\n"
       "    help       This text.\n"
       "\n"
@@ -126,6 +137,12 @@ int main(int argc, char** argv) {
   const std::string command = rest[0];
   roced::ctl::ApplyFlags apply_flags;
   if (command == "apply") roced::ctl::RegisterApplyFlags(&apply_flags, &parser);
+  roced::ctl::ProbeFlags probe_flags;
+  if (command == "probe" || command == "probes") {
+    roced::ctl::RegisterProbeFlags(command, &probe_flags, &parser);
+  }
+  roced::ctl::CountersFlags counters_flags;
+  if (command == "counters") roced::ctl::RegisterCountersFlags(&counters_flags, &parser);
   // Flags may also follow the command (rocectl status -o json).
   std::vector<std::string> extra;
   std::vector<const char*> cargv;
@@ -146,6 +163,17 @@ int main(int argc, char** argv) {
                                   grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
     return command == "apply" ? roced::ctl::RunApply(cc, apply_flags, extra)
                               : roced::ctl::RunConfirm(cc, extra);
+  }
+  if (command == "counters") {
+    roced::ctl::CommandContext cc{target, *output, g.timeout,
+                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
+    return roced::ctl::RunCounters(cc, counters_flags, extra);
+  }
+  if (command == "probe" || command == "probes") {
+    roced::ctl::CommandContext cc{target, *output, g.timeout,
+                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
+    return command == "probe" ? roced::ctl::RunProbeCommand(cc, probe_flags, extra)
+                              : roced::ctl::RunProbesCommand(cc, probe_flags, extra);
   }
   if (command != "status" && command != "version") {
     std::cerr << "rocectl: unknown command '" << command << "'\nTry 'rocectl --help'.\n";

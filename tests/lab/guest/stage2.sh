@@ -28,7 +28,6 @@ mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t configfs configfs /sys/kernel/config 2>/dev/null
 mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 
@@ -57,6 +56,9 @@ mkdir -p "/lib/modules/$KVER"
 mount --bind "$KCACHE/root/lib/modules/$KVER" "/lib/modules/$KVER"
 # crc32_generic: rxe fails with "failed to init crc32 algorithm" without it.
 modprobe -a virtio_net crc32_generic rdma_rxe rdma_ucm || say "modprobe failed"
+# configfs is a module here (rdma_ucm pulls it in through rdma_cm): mount it
+# only now, else the mount fails and rdma_cm's default_roce_mode/tos are absent.
+mount -t configfs configfs /sys/kernel/config 2>/dev/null || say "configfs mount failed"
 
 # Command runner (stdout/stderr/exit status over TCP on the management NIC).
 # Started early so that Python's start-up overlaps the rest; it binds as soon

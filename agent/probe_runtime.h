@@ -1,0 +1,178 @@
+// The agent's RDMA probes: both roles of agent-to-agent probing, the
+// schedule, the limits, the result history and the probe metrics.
+//
+//  - Initiator (RunProbe, and the scheduler for probes.peers): creates a
+//    local endpoint, asks the peer agent's ProbePeer service for one of its
+//    own (OpenEndpoint, over gRPC), connects the queue pairs, runs the
+//    latency or bandwidth pattern, closes the peer's endpoint and records
+//    the result. Every failure becomes a result with a reason
+//    (peer_unavailable, connect_timeout, wc_error:<status>, ...), never a
+//    hang: each step has a bound.
+//  - Responder (OpenEndpoint/CloseEndpoint): any number of peers at once,
+//    up to `max_responder_endpoints`; each endpoint has a lease and is
+//    released by itself if its initiator vanishes without closing it.
+//
+// Owned by the Server (like CountersRuntime). Metrics are registered on
+// the agent's registry: roced_probe_latency_seconds{peer,device} (one
+// observation per sample, one-way latency), roced_probe_bandwidth_bits_per_second
+// {peer,device}, roced_probe_failures_total{peer,reason} and
+// roced_probe_last_success_timestamp_seconds{peer,kind}.
+//
+// Threads: Start() runs the lease reaper and the scheduler; scheduled
+// probes run on threads of their own; RunProbe runs on the caller's
+// thread. Every public method is thread-safe.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/agent.h"
+#include "probe/endpoint.h"
+#include "probe/history.h"
+#include "probe/schedule.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "roced/v1/agent.pb.h"
+#include "roced/v1/peer.grpc.pb.h"
+
+namespace roced::agent {
+
+struct ProbeRuntimeOptions {
+  // Endpoints come from here (tests pass a fake). Null: libibverbs when the
+  // agent runs on the live /sys with verbs enabled, else none (every probe
+  // fails with device_unavailable and OpenEndpoint with
+  // FAILED_PRECONDITION). Not owned.
+  probe::EndpointFactory* factory = nullptr;
+  // Bound on the OpenEndpoint call to the peer (connect included): a peer
+  // agent that is down fails the probe with peer_unavailable within it.
+  absl::Duration open_timeout = absl::Seconds(5);
+  absl::Duration close_timeout = absl::Seconds(2);
+  // The longest one latency round trip may take.
+  absl::Duration round_trip_timeout = absl::Seconds(2);
+  // A latency run fails with "timeout" past this.
+  absl::Duration max_latency_run = absl::Seconds(120);
+  // Bandwidth: how long outstanding writes may take to drain.
+  absl::Duration completion_timeout = absl::Seconds(5);
+  size_t max_responder_endpoints = 32;
+  // Results kept per (peer, kind).
+  size_t history_per_peer = 100;
+  // Run probes.peers on their intervals.
+  bool schedule = true;
+  // Sent to peers as OpenEndpointRequest.initiator; default: the hostname.
+  std::string name;
+};
+
+class ProbeRuntime {
+ public:
+  // `agent` must outlive this object.
+  explicit ProbeRuntime(Agent* agent, ProbeRuntimeOptions options = {});
+  ~ProbeRuntime();
+  ProbeRuntime(const ProbeRuntime&) = delete;
+  ProbeRuntime& operator=(const ProbeRuntime&) = delete;
+
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // Cancels running probes, releases every responder endpoint, joins the
+  // threads. Idempotent; RunProbe and OpenEndpoint answer UNAVAILABLE after.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Agent.RunProbe. INVALID_ARGUMENT for a bad request, NOT_FOUND for a peer
+  // that is neither in probes.peers nor a host:port, RESOURCE_EXHAUSTED
+  // beyond the limits, UNAVAILABLE while stopping. Otherwise the result,
+  // successful or not (failure_reason says why).
+  absl::StatusOr<roced::v1::ProbeResult> RunProbe(const roced::v1::RunProbeRequest& request)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<roced::v1::ProbeResult> ListResults(
+      const roced::v1::ListProbeResultsRequest& request) const;
+  std::vector<roced::v1::ProbeSummary> Summaries() const;
+
+  // ProbePeer.OpenEndpoint: INVALID_ARGUMENT for a bad request,
+  // FAILED_PRECONDITION without a usable RDMA port, RESOURCE_EXHAUSTED at
+  // the endpoint limit.
+  absl::StatusOr<roced::v1::OpenEndpointResponse> OpenEndpoint(
+      const roced::v1::OpenEndpointRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+  // ProbePeer.CloseEndpoint: NOT_FOUND for an unknown (or expired) id.
+  absl::Status CloseEndpoint(const std::string& endpoint_id) ABSL_LOCKS_EXCLUDED(mu_);
+
+  size_t responder_endpoints() const ABSL_LOCKS_EXCLUDED(mu_);
+  int running_probes() const { return limiter_.running(); }
+
+ private:
+  struct LocalPort {
+    std::string device;
+    uint32_t port = 0;
+    std::string netdev;
+    uint32_t default_tos = 0;
+    bool has_default_tos = false;
+  };
+  struct Responder;
+  struct ProbeParams {
+    std::string peer;     // name in results and metrics
+    std::string address;  // host:port of the peer agent
+    roced::v1::ProbeKind kind = roced::v1::PROBE_KIND_LATENCY;
+    uint32_t size = 0;
+    uint32_t iterations = 0;
+    absl::Duration duration;
+    uint32_t qps = 1;
+    uint32_t outstanding = 128;
+    std::optional<uint32_t> traffic_class;
+  };
+
+  absl::StatusOr<LocalPort> ResolveLocalPort() const;
+  // Fills defaults from the config and validates.
+  absl::StatusOr<ProbeParams> Params(const roced::v1::RunProbeRequest& request) const;
+  // Runs one probe start to end; never fails (failures are results).
+  roced::v1::ProbeResult Execute(const ProbeParams& params);
+  void Record(const roced::v1::ProbeResult& result);
+  std::shared_ptr<grpc::Channel> Channel(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
+  void ReleaseResponder(const std::shared_ptr<Responder>& responder);
+  void ReaperLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void SchedulerLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void JoinFinishedWorkers(bool all) ABSL_LOCKS_EXCLUDED(workers_mu_);
+
+  Agent* const agent_;
+  ProbeRuntimeOptions options_;
+  std::unique_ptr<probe::EndpointFactory> owned_factory_;
+  probe::EndpointFactory* factory_ = nullptr;
+  probe::ProbeHistory history_;
+  probe::ProbeLimiter limiter_;
+  probe::ProbeSchedule schedule_;
+  // Set by Stop(): running probes end with "cancelled".
+  std::atomic<bool> stopping_{false};
+
+  mutable absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::shared_ptr<Responder>> responders_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
+  std::thread reaper_;
+  std::thread scheduler_;
+
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  absl::Mutex workers_mu_;
+  std::vector<Worker> workers_ ABSL_GUARDED_BY(workers_mu_);
+
+  prometheus::Family<prometheus::Histogram>* latency_;
+  prometheus::Family<prometheus::Gauge>* bandwidth_;
+  prometheus::Family<prometheus::Counter>* failures_;
+  prometheus::Family<prometheus::Gauge>* last_success_;
+};
+
+// The kind's name in metrics, results and the CLI ("latency", "bandwidth").
+const char* ProbeKindName(roced::v1::ProbeKind kind);
+
+}  // namespace roced::agent

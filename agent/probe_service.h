@@ -1,0 +1,27 @@
+// gRPC front end of roced.v1.ProbePeer (agent-to-agent probe set-up): thin
+// handlers over ProbeRuntime. Before a runtime is set every RPC answers
+// UNAVAILABLE.
+#pragma once
+
+#include "agent/probe_runtime.h"
+#include "roced/v1/peer.grpc.pb.h"
+
+namespace roced::agent {
+
+class ProbePeerService final : public roced::v1::ProbePeer::Service {
+ public:
+  // Set before serving; must outlive serving.
+  void set_runtime(ProbeRuntime* runtime) { runtime_ = runtime; }
+
+  grpc::Status OpenEndpoint(grpc::ServerContext* context,
+                            const roced::v1::OpenEndpointRequest* request,
+                            roced::v1::OpenEndpointResponse* response) override;
+  grpc::Status CloseEndpoint(grpc::ServerContext* context,
+                             const roced::v1::CloseEndpointRequest* request,
+                             roced::v1::CloseEndpointResponse* response) override;
+
+ private:
+  ProbeRuntime* runtime_ = nullptr;
+};
+
+}  // namespace roced::agent

@@ -1,0 +1,659 @@
+#include "probe/verbs_endpoint.h"
+
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "hal/verbs_devices.h"
+#include "probe/gid.h"
+#include "probe/reason.h"
+#include "util/log.h"
+#include "util/status_macros.h"
+
+namespace roced::probe {
+
+ibv_mtu BytesToIbMtu(uint32_t bytes) {
+  if (bytes >= 4096) return IBV_MTU_4096;
+  if (bytes >= 2048) return IBV_MTU_2048;
+  if (bytes >= 1024) return IBV_MTU_1024;
+  if (bytes >= 512) return IBV_MTU_512;
+  return IBV_MTU_256;
+}
+
+uint32_t PathMtuBytes(uint32_t local_active_mtu, uint32_t remote_active_mtu) {
+  if (remote_active_mtu == 0) return local_active_mtu;
+  return std::min(local_active_mtu, remote_active_mtu);
+}
+
+// An open device context with its protection domain. Endpoints hold a
+// shared_ptr, so a handle dropped from the factory's cache (device gone)
+// lives until its last endpoint is destroyed.
+class DeviceHandle {
+ public:
+  DeviceHandle(std::string name, ibv_context* context, ibv_pd* pd)
+      : name_(std::move(name)), context_(context), pd_(pd) {}
+  ~DeviceHandle() {
+    if (pd_ != nullptr && ibv_dealloc_pd(pd_) != 0) {
+      LOG_WARNING << "probe: ibv_dealloc_pd on " << name_ << ": " << std::strerror(errno);
+    }
+    if (context_ != nullptr) ibv_close_device(context_);
+  }
+  DeviceHandle(const DeviceHandle&) = delete;
+  DeviceHandle& operator=(const DeviceHandle&) = delete;
+
+  const std::string& name() const { return name_; }
+  ibv_context* context() const { return context_; }
+  ibv_pd* pd() const { return pd_; }
+
+  // Reads pending async events without blocking. False once the device
+  // reported a fatal error (it is unusable; open it again).
+  bool DrainEvents() {
+    ibv_async_event event;
+    while (ibv_get_async_event(context_, &event) == 0) {
+      if (event.event_type == IBV_EVENT_DEVICE_FATAL) fatal_ = true;
+      if (event.event_type == IBV_EVENT_GID_CHANGE) {
+        LOG_INFO << "probe: " << name_ << ": GID table changed; new endpoints resolve it again";
+      }
+      ibv_ack_async_event(&event);
+    }
+    return !fatal_;
+  }
+
+ private:
+  const std::string name_;
+  ibv_context* const context_;
+  ibv_pd* const pd_;
+  bool fatal_ = false;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t Nanos(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+}
+
+Clock::time_point ClockDeadline(absl::Duration from_now) {
+  if (from_now == absl::InfiniteDuration()) return Clock::time_point::max();
+  return Clock::now() + absl::ToChronoNanoseconds(from_now);
+}
+
+Clock::time_point ClockDeadline(absl::Time at) {
+  if (at == absl::InfiniteFuture()) return Clock::time_point::max();
+  return ClockDeadline(at - absl::Now());
+}
+
+// Waiting without hogging a CPU the NIC's (or Soft-RoCE's) completion
+// processing may need: spin briefly (the common case on hardware, where a
+// round trip takes microseconds), then yield, and after a long idle spell
+// sleep in short steps.
+class Backoff {
+ public:
+  void Pause() {
+    ++polls_;
+    if ((polls_ & 63) != 0 && phase_ == 0) return;
+    const Clock::duration idle = Clock::now() - start_;
+    if (idle < std::chrono::microseconds(20)) {
+      phase_ = 0;
+    } else if (idle < std::chrono::milliseconds(10)) {
+      phase_ = 1;
+      sched_yield();
+    } else {
+      phase_ = 2;
+      struct timespec ts = {0, 50 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+
+ private:
+  Clock::time_point start_ = Clock::now();
+  uint64_t polls_ = 0;
+  int phase_ = 0;
+};
+
+struct QpDeleter {
+  void operator()(ibv_qp* qp) const {
+    if (ibv_destroy_qp(qp) != 0) {
+      LOG_WARNING << "probe: ibv_destroy_qp: " << std::strerror(errno);
+    }
+  }
+};
+struct CqDeleter {
+  void operator()(ibv_cq* cq) const {
+    if (ibv_destroy_cq(cq) != 0) {
+      LOG_WARNING << "probe: ibv_destroy_cq: " << std::strerror(errno);
+    }
+  }
+};
+struct MrDeleter {
+  void operator()(ibv_mr* mr) const {
+    if (ibv_dereg_mr(mr) != 0) {
+      LOG_WARNING << "probe: ibv_dereg_mr: " << std::strerror(errno);
+    }
+  }
+};
+
+// Page-aligned anonymous memory for the registered buffer.
+class Buffer {
+ public:
+  Buffer() = default;
+  ~Buffer() {
+    if (data_ != nullptr) munmap(data_, length_);
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  absl::Status Allocate(size_t length) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    length_ = (length + page - 1) / page * page;
+    void* p = mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      length_ = 0;
+      return ProbeError(absl::StatusCode::kResourceExhausted, kReasonLocalError,
+                        absl::StrCat("mmap ", length, " bytes: ", std::strerror(errno)));
+    }
+    data_ = static_cast<uint8_t*>(p);
+    return absl::OkStatus();
+  }
+  uint8_t* data() const { return data_; }
+  size_t length() const { return length_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t length_ = 0;
+};
+
+absl::Status VerbsError(absl::string_view what, int err) {
+  return ProbeError(err == ENOMEM ? absl::StatusCode::kResourceExhausted
+                                  : absl::StatusCode::kInternal,
+                    kReasonLocalError, absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+absl::Status WcError(const ibv_wc& wc) {
+  return ProbeError(absl::StatusCode::kAborted, WcErrorReason(wc.status),
+                    absl::StrCat("work completion error on QP ", wc.qp_num, ": ",
+                                 ibv_wc_status_str(wc.status), " (status ", wc.status,
+                                 ", vendor error 0x", absl::Hex(wc.vendor_err), ")"));
+}
+
+class VerbsEndpoint final : public Endpoint {
+ public:
+  VerbsEndpoint(std::shared_ptr<DeviceHandle> device, const EndpointSpec& spec)
+      : device_(std::move(device)), spec_(spec) {}
+
+  ~VerbsEndpoint() override {
+    // Members release in reverse order of declaration: QPs, MR, CQ, buffer,
+    // then (if last) the device handle. QPs must go before the CQ they use
+    // and the MR before its memory.
+  }
+
+  absl::Status Init(const ibv_port_attr& port_attr, const GidEntry& gid) {
+    active_mtu_ = hal::IbMtuToBytes(port_attr.active_mtu);
+    gid_ = gid;
+    const uint32_t qps = std::max<uint32_t>(1, spec_.qps);
+    const uint32_t depth = std::max<uint32_t>(1, spec_.outstanding);
+    RETURN_IF_ERROR(buffer_.Allocate(2 * static_cast<size_t>(spec_.size)));
+    std::memset(buffer_.data(), 0, buffer_.length());
+    ibv_mr* mr = ibv_reg_mr(device_->pd(), buffer_.data(), buffer_.length(),
+                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (mr == nullptr) {
+      int err = errno;
+      return VerbsError(
+          absl::StrCat("ibv_reg_mr of ", buffer_.length(), " bytes on ", device_->name(),
+                       err == ENOMEM || err == EPERM ? " (RLIMIT_MEMLOCK too low?)" : ""),
+          err);
+    }
+    mr_.reset(mr);
+    const int cq_size = static_cast<int>(qps * depth + 16);
+    ibv_cq* cq = ibv_create_cq(device_->context(), cq_size, nullptr, nullptr, 0);
+    if (cq == nullptr) return VerbsError(absl::StrCat("ibv_create_cq on ", device_->name()), errno);
+    cq_.reset(cq);
+
+    std::random_device seed;
+    std::mt19937 rng(seed());
+    for (uint32_t i = 0; i < qps; ++i) {
+      ibv_qp_init_attr init = {};
+      init.send_cq = cq_.get();
+      init.recv_cq = cq_.get();
+      init.qp_type = IBV_QPT_RC;
+      init.sq_sig_all = 0;
+      init.cap.max_send_wr = depth;
+      init.cap.max_recv_wr = 1;
+      init.cap.max_send_sge = 1;
+      init.cap.max_recv_sge = 1;
+      // Small messages go inline (the data travels in the work request),
+      // as perftest does; providers that refuse the size get none.
+      init.cap.max_inline_data = spec_.size <= 256 ? spec_.size : 0;
+      ibv_qp* qp = ibv_create_qp(device_->pd(), &init);
+      if (qp == nullptr && init.cap.max_inline_data != 0) {
+        init.cap.max_inline_data = 0;
+        qp = ibv_create_qp(device_->pd(), &init);
+      }
+      if (qp == nullptr) {
+        return VerbsError(absl::StrCat("ibv_create_qp (RC, depth ", depth, ") on ", device_->name()),
+                          errno);
+      }
+      qps_.emplace_back(qp);
+      max_inline_ = init.cap.max_inline_data;
+
+      ibv_qp_attr attr = {};
+      attr.qp_state = IBV_QPS_INIT;
+      attr.pkey_index = 0;
+      attr.port_num = static_cast<uint8_t>(spec_.port);
+      attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+      if (int rc = ibv_modify_qp(qp, &attr,
+                                 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+          rc != 0) {
+        return VerbsError("ibv_modify_qp to INIT", rc);
+      }
+
+      roced::v1::QpEndpoint ep;
+      ep.set_qpn(qp->qp_num);
+      ep.set_psn(rng() & 0xffffff);
+      ep.set_gid(std::string(reinterpret_cast<const char*>(gid.gid.data()), gid.gid.size()));
+      ep.set_gid_index(gid.index);
+      ep.set_addr(reinterpret_cast<uint64_t>(RecvArea()));
+      ep.set_rkey(mr_->rkey);
+      ep.set_length(spec_.size);
+      ep.set_active_mtu(active_mtu_);
+      local_.push_back(std::move(ep));
+    }
+    return absl::OkStatus();
+  }
+
+  const std::vector<roced::v1::QpEndpoint>& local() const override { return local_; }
+  const std::string& device() const override { return device_->name(); }
+
+  absl::Status Connect(const std::vector<roced::v1::QpEndpoint>& remote,
+                       uint32_t traffic_class) override {
+    if (remote.size() != qps_.size()) {
+      return ProbeError(absl::StatusCode::kInvalidArgument, kReasonPeerError,
+                        absl::StrCat("peer offered ", remote.size(), " queue pair(s), ", qps_.size(),
+                                     " needed"));
+    }
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      const roced::v1::QpEndpoint& r = remote[i];
+      if (r.gid().size() != 16 || r.rkey() == 0 || r.length() < spec_.size) {
+        return ProbeError(absl::StatusCode::kInvalidArgument, kReasonPeerError,
+                          absl::StrCat("peer's queue pair ", i, " is unusable (gid ", r.gid().size(),
+                                       " bytes, rkey ", r.rkey(), ", buffer ", r.length(), " bytes for ",
+                                       spec_.size, "-byte messages)"));
+      }
+      ibv_qp_attr attr = {};
+      attr.qp_state = IBV_QPS_RTR;
+      attr.path_mtu = BytesToIbMtu(PathMtuBytes(active_mtu_, r.active_mtu()));
+      attr.dest_qp_num = r.qpn();
+      attr.rq_psn = r.psn() & 0xffffff;
+      attr.max_dest_rd_atomic = 1;
+      attr.min_rnr_timer = 12;
+      attr.ah_attr.is_global = 1;
+      std::memcpy(attr.ah_attr.grh.dgid.raw, r.gid().data(), 16);
+      attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_.index);
+      attr.ah_attr.grh.hop_limit = 64;
+      attr.ah_attr.grh.traffic_class = static_cast<uint8_t>(traffic_class);
+      attr.ah_attr.port_num = static_cast<uint8_t>(spec_.port);
+      if (int rc = ibv_modify_qp(qps_[i].get(), &attr,
+                                 IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                     IBV_QP_MIN_RNR_TIMER);
+          rc != 0) {
+        return VerbsError(absl::StrCat("ibv_modify_qp to RTR (path MTU ",
+                                       PathMtuBytes(active_mtu_, r.active_mtu()), ", tclass ",
+                                       traffic_class, ")"),
+                          rc);
+      }
+      attr = {};
+      attr.qp_state = IBV_QPS_RTS;
+      // 4.096 us * 2^14 = 67 ms per attempt, 7 retries: a vanished peer
+      // surfaces as "transport retry counter exceeded" within ~0.5 s.
+      attr.timeout = 14;
+      attr.retry_cnt = 7;
+      attr.rnr_retry = 7;
+      attr.sq_psn = local_[i].psn();
+      attr.max_rd_atomic = 1;
+      if (int rc = ibv_modify_qp(qps_[i].get(), &attr,
+                                 IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+          rc != 0) {
+        return VerbsError("ibv_modify_qp to RTS", rc);
+      }
+    }
+    remote_ = remote;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<LatencyRun> RunLatency(const LatencyOptions& options,
+                                        const std::atomic<bool>* cancel) override {
+    RETURN_IF_ERROR(RequireConnected());
+    LatencyRun run;
+    run.rtt_ns.reserve(options.iterations);
+    const Clock::time_point deadline = ClockDeadline(options.deadline);
+    volatile uint8_t* in = RecvArea() + spec_.size - 1;
+    uint8_t* out = SendArea() + spec_.size - 1;
+    for (uint32_t i = 0; i < options.iterations; ++i) {
+      const uint8_t value = ++sequence_;
+      *out = value;
+      const Clock::time_point t0 = Clock::now();
+      const Clock::time_point rtt_deadline =
+          std::min(deadline, t0 + absl::ToChronoNanoseconds(options.round_trip_timeout));
+      RETURN_IF_ERROR(PostWrite(0, /*signaled=*/true));
+      // As ib_write_lat: the send completion first (a failed write shows up
+      // here), then the peer's write into our buffer.
+      RETURN_IF_ERROR(WaitSignaled(rtt_deadline, cancel, i == 0));
+      Backoff backoff;
+      while (*in != value) {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return Cancelled();
+        if (Clock::now() > rtt_deadline) return TimedOut(i == 0, "the peer's write", options, i);
+        backoff.Pause();
+      }
+      run.rtt_ns.push_back(Nanos(Clock::now() - t0));
+    }
+    return run;
+  }
+
+  absl::Status ServeLatency(const std::atomic<bool>* stop) override {
+    RETURN_IF_ERROR(RequireConnected());
+    volatile uint8_t* in = RecvArea() + spec_.size - 1;
+    uint8_t* out = SendArea() + spec_.size - 1;
+    while (true) {
+      const uint8_t expected = static_cast<uint8_t>(sequence_ + 1);
+      Backoff backoff;
+      while (*in != expected) {
+        if (stop->load(std::memory_order_relaxed)) return absl::OkStatus();
+        backoff.Pause();
+      }
+      *out = expected;
+      RETURN_IF_ERROR(PostWrite(0, /*signaled=*/true));
+      absl::Status done = WaitSignaled(ClockDeadline(absl::Seconds(5)), stop, false);
+      if (stop->load()) return absl::OkStatus();
+      RETURN_IF_ERROR(done);
+      sequence_ = expected;
+    }
+  }
+
+  absl::StatusOr<BandwidthRun> RunBandwidth(const BandwidthOptions& options,
+                                            const std::atomic<bool>* cancel) override {
+    RETURN_IF_ERROR(RequireConnected());
+    const size_t nqp = qps_.size();
+    const uint32_t depth = std::max<uint32_t>(1, spec_.outstanding);
+    const uint32_t per_qp = std::clamp<uint32_t>(
+        static_cast<uint32_t>((options.outstanding + nqp - 1) / nqp), 1, depth);
+    // Every cq_mod-th work request is signaled and its completion retires
+    // the cq_mod before it (RC completes in order), as ib_write_bw does.
+    const uint32_t cq_mod = std::clamp<uint32_t>(per_qp / 4, 1, 32);
+    std::vector<uint64_t> posted(nqp, 0);
+    std::vector<uint32_t> in_flight(nqp, 0);
+    BandwidthRun run;
+    const Clock::time_point start = Clock::now();
+    const Clock::time_point end = start + absl::ToChronoNanoseconds(options.duration);
+    const auto window = absl::ToChronoNanoseconds(options.peak_window);
+    const auto completion_timeout = absl::ToChronoNanoseconds(options.completion_timeout);
+    // What is still in flight at the end drains at the link's pace: on a
+    // slow link (Soft-RoCE, a congested path) 128 x 64 KiB can take
+    // seconds. Only a stall (no completion for completion_timeout) or a
+    // drain far beyond the run is a failure.
+    const Clock::time_point drain_limit =
+        end + 2 * absl::ToChronoNanoseconds(options.duration) + completion_timeout;
+    Clock::time_point window_start = start;
+    uint64_t window_bytes = 0;
+    uint64_t completed = 0;  // messages, including those after `end`
+    Clock::time_point last_progress = start;
+    ibv_wc wcs[16];
+    while (true) {
+      const Clock::time_point now = Clock::now();
+      const bool stopping =
+          now >= end || (cancel != nullptr && cancel->load(std::memory_order_relaxed));
+      if (now > drain_limit) {
+        return TimedOutBandwidth(completed == 0, "outstanding writes to drain");
+      }
+      for (size_t q = 0; q < nqp; ++q) {
+        // When stopping, top up only to the next signaled request, so the
+        // last one posted is always signaled and everything drains.
+        while (in_flight[q] < per_qp && (!stopping || posted[q] % cq_mod != 0)) {
+          const bool signaled = (posted[q] + 1) % cq_mod == 0;
+          RETURN_IF_ERROR(PostWrite(q, signaled, /*wr_id=*/q));
+          ++posted[q];
+          ++in_flight[q];
+        }
+      }
+      int n = ibv_poll_cq(cq_.get(), 16, wcs);
+      if (n < 0) return VerbsError("ibv_poll_cq", EIO);
+      const Clock::time_point after = Clock::now();
+      for (int k = 0; k < n; ++k) {
+        if (wcs[k].status != IBV_WC_SUCCESS) return WcError(wcs[k]);
+        const size_t q = static_cast<size_t>(wcs[k].wr_id);
+        if (q >= nqp) continue;
+        in_flight[q] -= std::min(in_flight[q], cq_mod);
+        completed += cq_mod;
+        // As ib_write_bw -D: what completed within the run's duration counts.
+        if (after <= end) {
+          run.messages += cq_mod;
+          run.bytes += static_cast<uint64_t>(cq_mod) * spec_.size;
+        }
+      }
+      if (n > 0) {
+        last_progress = after;
+      } else if (after - last_progress > completion_timeout) {
+        return TimedOutBandwidth(completed == 0, "a completion");
+      }
+      if (after <= end && after - window_start >= window) {
+        const double secs = std::chrono::duration<double>(after - window_start).count();
+        run.peak_bits_per_second = std::max(
+            run.peak_bits_per_second, static_cast<double>(run.bytes - window_bytes) * 8.0 / secs);
+        window_start = after;
+        window_bytes = run.bytes;
+      }
+      if (stopping && std::all_of(in_flight.begin(), in_flight.end(),
+                                  [](uint32_t f) { return f == 0; })) {
+        break;
+      }
+    }
+    if (cancel != nullptr && cancel->load()) return Cancelled();
+    run.elapsed = absl::Nanoseconds(Nanos(end - start));
+    return run;
+  }
+
+ private:
+  uint8_t* RecvArea() const { return buffer_.data(); }
+  uint8_t* SendArea() const { return buffer_.data() + spec_.size; }
+
+  absl::Status RequireConnected() const {
+    if (remote_.empty()) {
+      return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonInternal,
+                        "endpoint used before Connect");
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::Status Cancelled() {
+    return ProbeError(absl::StatusCode::kCancelled, kReasonCancelled, "probe cancelled");
+  }
+
+  static absl::Status TimedOut(bool first, absl::string_view what, const LatencyOptions& options,
+                               uint32_t iteration) {
+    return ProbeError(
+        absl::StatusCode::kDeadlineExceeded, first ? kReasonConnectTimeout : kReasonTimeout,
+        absl::StrCat("no ", what, " within ", absl::FormatDuration(options.round_trip_timeout),
+                     " (iteration ", iteration + 1, " of ", options.iterations, ")"));
+  }
+
+  static absl::Status TimedOutBandwidth(bool first, absl::string_view what) {
+    return ProbeError(absl::StatusCode::kDeadlineExceeded,
+                      first ? kReasonConnectTimeout : kReasonTimeout,
+                      absl::StrCat("timed out waiting for ", what));
+  }
+
+  absl::Status PostWrite(size_t qp, bool signaled, uint64_t wr_id = 0) {
+    ibv_sge sge = {};
+    sge.addr = reinterpret_cast<uint64_t>(SendArea());
+    sge.length = spec_.size;
+    sge.lkey = mr_->lkey;
+    ibv_send_wr wr = {};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) |
+                    (spec_.size <= max_inline_ ? IBV_SEND_INLINE : 0);
+    wr.wr.rdma.remote_addr = remote_[qp].addr();
+    wr.wr.rdma.rkey = remote_[qp].rkey();
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(qps_[qp].get(), &wr, &bad); rc != 0) {
+      return VerbsError("ibv_post_send", rc);
+    }
+    return absl::OkStatus();
+  }
+
+  // Polls for one (signaled) completion.
+  absl::Status WaitSignaled(Clock::time_point deadline, const std::atomic<bool>* cancel,
+                            bool first) {
+    ibv_wc wc;
+    Backoff backoff;
+    while (true) {
+      int n = ibv_poll_cq(cq_.get(), 1, &wc);
+      if (n < 0) return VerbsError("ibv_poll_cq", EIO);
+      if (n == 1) {
+        if (wc.status != IBV_WC_SUCCESS) return WcError(wc);
+        return absl::OkStatus();
+      }
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return Cancelled();
+      if (Clock::now() > deadline) {
+        return ProbeError(absl::StatusCode::kDeadlineExceeded,
+                          first ? kReasonConnectTimeout : kReasonTimeout,
+                          "no completion for an RDMA WRITE in time");
+      }
+      backoff.Pause();
+    }
+  }
+
+  // Declaration order is release order reversed: see the destructor.
+  std::shared_ptr<DeviceHandle> device_;
+  const EndpointSpec spec_;
+  Buffer buffer_;
+  std::unique_ptr<ibv_cq, CqDeleter> cq_;
+  std::unique_ptr<ibv_mr, MrDeleter> mr_;
+  std::vector<std::unique_ptr<ibv_qp, QpDeleter>> qps_;
+
+  GidEntry gid_;
+  uint32_t active_mtu_ = 0;
+  uint32_t max_inline_ = 0;
+  uint8_t sequence_ = 0;
+  std::vector<roced::v1::QpEndpoint> local_;
+  std::vector<roced::v1::QpEndpoint> remote_;
+};
+
+}  // namespace
+
+VerbsEndpointFactory::VerbsEndpointFactory() = default;
+VerbsEndpointFactory::~VerbsEndpointFactory() = default;
+
+absl::StatusOr<std::shared_ptr<DeviceHandle>> VerbsEndpointFactory::Acquire(
+    const std::string& device) {
+  auto it = devices_.find(device);
+  if (it != devices_.end()) {
+    if (it->second->DrainEvents()) return it->second;
+    LOG_WARNING << "probe: " << device << " reported a fatal error; opening it again";
+    devices_.erase(it);
+  }
+  int num = 0;
+  ibv_device** list = ibv_get_device_list(&num);
+  if (list == nullptr) {
+    return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                      absl::StrCat("no RDMA devices (ibv_get_device_list: ", std::strerror(errno), ")"));
+  }
+  ibv_context* context = nullptr;
+  bool found = false;
+  int open_errno = 0;
+  for (int i = 0; i < num; ++i) {
+    if (device != ibv_get_device_name(list[i])) continue;
+    found = true;
+    context = ibv_open_device(list[i]);
+    if (context == nullptr) open_errno = errno;
+    break;
+  }
+  ibv_free_device_list(list);
+  if (!found) {
+    return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                      absl::StrCat("RDMA device ", device, " not found"));
+  }
+  if (context == nullptr) {
+    return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                      absl::StrCat("ibv_open_device ", device, ": ", std::strerror(open_errno)));
+  }
+  // Async events are read without blocking, whenever the device is used.
+  int flags = fcntl(context->async_fd, F_GETFL);
+  if (flags < 0 || fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    LOG_WARNING << "probe: cannot make " << device << "'s async event fd non-blocking";
+  }
+  ibv_pd* pd = ibv_alloc_pd(context);
+  if (pd == nullptr) {
+    int err = errno;
+    ibv_close_device(context);
+    return VerbsError(absl::StrCat("ibv_alloc_pd on ", device), err);
+  }
+  auto handle = std::make_shared<DeviceHandle>(device, context, pd);
+  devices_[device] = handle;
+  LOG_INFO << "probe: opened " << device;
+  return handle;
+}
+
+absl::StatusOr<std::unique_ptr<Endpoint>> VerbsEndpointFactory::Create(const EndpointSpec& spec) {
+  if (spec.size == 0 || spec.port == 0 || spec.port > 255) {
+    return ProbeError(absl::StatusCode::kInvalidArgument, kReasonInternal,
+                      absl::StrCat("bad endpoint spec: size ", spec.size, ", port ", spec.port));
+  }
+  std::shared_ptr<DeviceHandle> handle;
+  ibv_port_attr port_attr;
+  {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(handle, Acquire(spec.device));
+    if (int rc = ibv_query_port(handle->context(), static_cast<uint8_t>(spec.port), &port_attr);
+        rc != 0) {
+      // A removed device answers with an error: drop the context so the
+      // next probe opens the device again (if it came back).
+      devices_.erase(spec.device);
+      return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                        absl::StrCat("ibv_query_port ", spec.device, "/", spec.port, ": ",
+                                     std::strerror(rc)));
+    }
+  }
+  if (port_attr.state != IBV_PORT_ACTIVE) {
+    return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                      absl::StrCat(spec.device, "/", spec.port, " is not active (state ",
+                                   ibv_port_state_str(port_attr.state), ")"));
+  }
+  uint32_t ifindex = 0;
+  if (!spec.netdev.empty()) {
+    ifindex = if_nametoindex(spec.netdev.c_str());
+    if (ifindex == 0) {
+      return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                        absl::StrCat("netdev ", spec.netdev, " of ", spec.device, " not found"));
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<GidEntry> table,
+                   QueryGidTable(handle->context(), spec.port, port_attr.gid_tbl_len));
+  absl::StatusOr<GidEntry> gid = SelectRoceV2Ipv4Gid(table, spec.port, ifindex, spec.ipv4);
+  if (!gid.ok()) {
+    return WithReason(absl::FailedPreconditionError(absl::StrCat(
+                          spec.device, "/", spec.port,
+                          spec.netdev.empty() ? "" : " (" + spec.netdev + ")", ": ",
+                          gid.status().message())),
+                      kReasonNoGid);
+  }
+  auto endpoint = std::make_unique<VerbsEndpoint>(handle, spec);
+  RETURN_IF_ERROR(endpoint->Init(port_attr, *gid));
+  return endpoint;
+}
+
+}  // namespace roced::probe

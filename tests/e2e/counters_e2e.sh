@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# rocectl counters against the real roced on a copy of the fixture tree:
+# values with stable and driver names, filters, rates of a counter changed
+# between two readings, --watch redraws, JSON output, an unknown device.
+# Usage: counters_e2e.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+SRC=$2
+WORK=$(mktemp -d /tmp/roced-counters-e2e.XXXXXX)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+
+pass=0
+fail=0
+check() { local what=$1; shift; if "$@"; then echo "ok   - $what"; pass=$((pass + 1)); else echo "FAIL - $what"; fail=$((fail + 1)); fi; }
+
+cp -a "$SRC/tests/fixtures/sysfs" "$WORK/sysfs"
+cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
+SOCK=$WORK/roced.sock
+"$BIN/roced" --sysfs-root "$WORK/sysfs" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
+  --metrics-listen 127.0.0.1:0 --socket "$SOCK" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
+PID=$!
+for _ in $(seq 1 100); do
+  "$BIN/rocectl" --socket "$SOCK" --timeout 1s status >/dev/null 2>&1 && break
+  sleep 0.1
+done
+ctl() { "$BIN/rocectl" --socket "$SOCK" "$@"; }
+
+out=$(ctl counters)
+check "counters lists mlx5 CNPs under the stable name with the driver's" \
+  grep -Eq '^mlx5_0 +1 +ens1f0 +hw_counters +cnp_sent \(np_cnp_sent\) +- +101201$' <<<"$out"
+check "port data is shown in bytes" grep -Eq 'transmit_bytes \(port_xmit_data\) +- +400073786976$' <<<"$out"
+check "rxe retransmits come from completer_retry_err" \
+  grep -Eq '^rxe0 .* retransmits \(completer_retry_err\) +- +6$' <<<"$out"
+check "lifespan is not a counter" bash -c "! grep -q lifespan <<<'$out'"
+
+out=$(ctl counters --device rxe0)
+check "--device keeps only that device" bash -c "! grep -q mlx5 <<<'$out' && grep -q '^rxe0' <<<'$out'"
+
+# A counter that moves between the two readings of --rate.
+(sleep 0.5; echo 102201 >"$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent") &
+out=$(ctl counters --rate --interval 1s)
+wait $!
+rate=$(awk '/cnp_sent \(np_cnp_sent\)/ {print $NF}' <<<"$out")
+check "--rate shows the counter that moved, about 1000/s ($rate)" \
+  python3 -c "import sys; r = float(sys.argv[1]); assert 500 <= r <= 1100, r" "${rate:-0}"
+check "--rate hides counters that did not move" test "$(grep -c hw_counters <<<"$out")" = 1
+
+set +e
+timeout 1.4 "$BIN/rocectl" --socket "$SOCK" counters --watch --interval 400ms >"$WORK/watch.txt"
+set -e
+check "--watch redraws every interval" test "$(grep -c '^Every 400ms' "$WORK/watch.txt")" -ge 2
+
+ctl -o json counters --netdev eth0 >"$WORK/c.json"
+check "-o json is the GetCountersResponse" python3 - "$WORK/c.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [s["device"] for s in r["sets"]] == ["rxe0"], r["sets"]
+names = {c["name"]: c for c in r["sets"][0]["counters"]}
+assert names["packet_sequence_errors"]["sourceName"] == "rcvd_seq_err"
+assert names["packet_sequence_errors"]["value"] == "11"
+PY
+
+set +e
+err=$(ctl counters --device mlx5_9 2>&1); rc=$?
+set -e
+check "unknown device: exit 1 naming it and the devices there" \
+  test "$rc" = 1 -a -n "$(grep "no RDMA device 'mlx5_9'.*mlx5_0, mlx5_1, mlx5_2, rxe0" <<<"$err")"
+set +e
+ctl counters extra >/dev/null 2>&1; rc=$?
+set -e
+check "counters with an argument is a usage error (exit 2)" test "$rc" = 2
+
+echo
+echo "counters_e2e: $pass passed, $fail failed"
+if [ "$fail" -ne 0 ]; then cat "$WORK/roced.log"; exit 1; fi

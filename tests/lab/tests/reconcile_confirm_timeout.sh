@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `rocectl apply --confirm-timeout 3s` without `rocectl confirm`: the new
+# config is in force at once, and after the deadline the agent goes back to
+# the previous accepted config by itself (node state identical to before,
+# config source CONFIRM_TIMEOUT), not earlier.
+source "$(dirname "$0")/reconcile_lib.sh"
+rec_reset
+
+rctl apply -f "$LOSSLESS" >/dev/null || fail "apply of A (lossless-prio3.yaml) failed"
+state_a=$(rec_snapshot)
+
+out=$(rctl apply --confirm-timeout 3s -f "$PRIO4") || fail "provisional apply failed: $out"
+t0=$(date +%s.%N)
+grep -q "^Provisional" <<<"$out" || fail "rocectl did not say the config is provisional:
+$out"
+pfc=$(lx "$REC_NODE" dcb -j pfc show dev eth0)
+in_force=$(elapsed "$t0")
+expect_eq "PFC with the provisional config (${in_force} s after apply)" \
+  "[False, False, False, False, True, False, False, False]" "$(json_get "$pfc" "j['prio_pfc']")"
+
+deadline=$((SECONDS + 20))
+while :; do
+  now=$(rec_snapshot)
+  [[ $now == "$state_a" ]] && break
+  ((SECONDS < deadline)) || expect_same_state "20 s after the confirm deadline" "$state_a" "$now"
+  sleep 0.5
+done
+back=$(elapsed "$t0")
+"$PY" -c "import sys; sys.exit(0 if float('$back') >= 2.5 else 1)" || fail "rolled back after $back s, before the 3 s deadline"
+st=$(rec_status)
+expect_eq "config source" CONFIG_SOURCE_CONFIRM_TIMEOUT "$(json_get "$st" "j['config']['source']")"
+expect_eq "confirm deadline cleared" False "$(json_get "$st" "'confirmDeadline' in j['config']")"
+pass "provisional config in force, rolled back by itself ${back} s after the apply"

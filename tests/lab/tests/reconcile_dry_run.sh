@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `rocectl apply --dry-run` of a different file prints its plan (every step
+# it would take) and changes nothing: same node state, no DCB SET reached the
+# driver, same accepted generation.
+source "$(dirname "$0")/reconcile_lib.sh"
+rec_reset
+
+rctl apply -f "$LOSSLESS" >/dev/null || fail "apply of lossless-prio3.yaml failed"
+gen=$(rec_generation)
+lx "$REC_NODE" sh -c "echo 0 > $DCBT/calls"
+before=$(rec_snapshot)
+calls_before=$(rec_calls)
+
+out=$(rctl apply --dry-run -f "$PRIO4") || fail "dry run failed: $out"
+grep -q "dry run, nothing changed" <<<"$out" || fail "no dry-run plan printed:
+$out"
+for f in qos.dscp_to_priority qos.ets qos.pfc qos.ecn.np_priorities qos.ecn.rp_priorities; do
+  grep -q "~ eth0 $f\$" <<<"$out" || fail "the dry-run plan lacks the $f step:
+$out"
+done
+grep -q "priorities \[4\]" <<<"$out" || fail "the plan does not show PFC priority 4 as wanted:
+$out"
+grep -qE "= (applied|rolled back|FAILED)" <<<"$out" && fail "a dry run reported step outcomes:
+$out"
+
+expect_eq "DCB calls during the dry run" "$calls_before" "$(rec_calls)"
+expect_same_state "dry run" "$before" "$(rec_snapshot)"
+expect_eq "accepted generation after the dry run" "$gen" "$(rec_generation)"
+pass "$(grep -c '^  ~ ' <<<"$out") planned steps; node, DCB calls and generation unchanged"

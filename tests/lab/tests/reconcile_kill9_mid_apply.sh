@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# kill -9 of roced in the middle of an apply, then a restart: the node ends
+# in the accepted state. Generation A (lossless-prio3) is in force; an apply
+# of B (same fields, other values) is interrupted right after its first DSCP
+# SET reaches the driver, leaving a mix of A and B; the restarted agent
+# resumes A from <state-dir>/accepted.json and puts every field back.
+source "$(dirname "$0")/reconcile_lib.sh"
+rec_reset
+
+rctl apply -f "$LOSSLESS" >/dev/null || fail "apply of A (lossless-prio3.yaml) failed"
+gen=$(rec_generation)
+state_a=$(rec_snapshot)
+
+mixed=""
+for attempt in 1 2 3; do
+  lsh "$REC_NODE" "echo 0 > $DCBT/calls; rm -f /tmp/kill9.ready"
+  # In the guest: wait for the first app-table SET of the apply, then SIGKILL
+  # (bash builtins only: no fork between seeing it and the kill).
+  "$LAB" exec -t 60 "$REC_NODE" -- bash -c "
+    pid=\$(pgrep -x roced) || { echo 'no roced'; exit 1; }
+    : > /tmp/kill9.ready
+    while :; do
+      { read -r _; read -r _; read -r app; } < $DCBT/calls
+      [[ \$app != 'setapp 0' ]] && break
+    done
+    kill -9 \$pid && echo killed" >"$REC_TMP/watch.out" 2>&1 &
+  watcher=$!
+  for _ in $(seq 40); do lx "$REC_NODE" test -e /tmp/kill9.ready && break; sleep 0.25; done
+  rc=0
+  out=$(rctl apply -f "$PRIO4" 2>&1) || rc=$?
+  wait "$watcher" || fail "kill watcher failed: $(cat "$REC_TMP/watch.out")"
+  grep -q killed "$REC_TMP/watch.out" || fail "roced was not killed: $(cat "$REC_TMP/watch.out")"
+  mid=$(rec_snapshot)
+  # Mid-apply = something of B is there (DSCP 34) but not all of B (PFC 4).
+  if [[ $(snap_get "$mid" "[34, 4] in j['app'].get('dscp_prio', []) and not j['pfc']['prio_pfc'][4]") == True ]]; then
+    mixed=$mid
+    break
+  fi
+  log "attempt $attempt: the kill did not land mid-apply (rocectl rc $rc); again"
+  "$LAB" agent start "$REC_NODE" >/dev/null || fail "agent restart failed"
+  rctl apply -f "$LOSSLESS" >/dev/null || fail "re-apply of A failed"
+done
+[[ -n $mixed ]] || fail "could not interrupt an apply half-way in 3 attempts"
+((rc != 0)) || fail "rocectl apply reported success although the agent died under it: $out"
+log "node after the kill: PFC $(snap_get "$mixed" "j['pfc']['prio_pfc']"), app $(snap_get "$mixed" "j['app']")"
+
+"$LAB" agent start "$REC_NODE" >/dev/null || fail "agent restart failed"
+deadline=$((SECONDS + 30))
+while :; do
+  now=$(rec_snapshot)
+  [[ $now == "$state_a" ]] && break
+  ((SECONDS < deadline)) || expect_same_state "30 s after the restart" "$state_a" "$now"
+  sleep 0.5
+done
+st=$(rec_status)
+expect_eq "accepted generation after the restart" "$gen" "$(json_get "$st" "int(j['config']['generation'])")"
+expect_eq "converged after the restart" True "$(json_get "$st" "j['config'].get('converged', False)")"
+pass "interrupted after DSCP; restarted agent restored generation $gen exactly"

@@ -1,0 +1,184 @@
+# Helpers for the reconcile lab tests (issue 4): apply configs to node1's
+# agent from the lab namespace with rocectl, and read the node back with
+# independent clients (dcb -j, ip -j link, the ECN and dcbtest sysfs files,
+# configfs rdma_cm, hugepage counts). Sourced, not run; sources lib.sh.
+#
+# Every test starts from, and leaves node1 in, the same baseline: the agent's
+# accepted config manages nothing (so later tests that drive dcb by hand are
+# not fought by it), the test NIC is reset (DCB, app table, ECN, counters,
+# refuse_* controls), eth0 MTU 1500, rdma_cm defaults RoCE v2 / ToS 0, no
+# hugepages.
+# shellcheck shell=bash
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TEST_NAME=$(basename "$0" .sh)
+require_lab
+((AGENT)) || skip "the lab was brought up without the agent (binaries not built: ${ROCED_BIN:-?})"
+
+REC_NODE=node1
+REC_ADDR=$("$LAB" addr "$REC_NODE")
+REC_NS=$("$LAB" netns)
+REC_TMP=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
+REPO_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+# The checked-in example every reconcile test starts from.
+LOSSLESS=$REPO_DIR/deploy/examples/lossless-prio3.yaml
+DCBT=/sys/class/net/eth0/dcbtest
+RDMA_CM=/sys/kernel/config/rdma_cm/rxe0/ports/1
+
+# rctl ARGS...: rocectl against node1's agent, from the lab namespace.
+rctl() { ip netns exec "$REC_NS" "$ROCECTL_BIN" --target "$REC_ADDR:7471" --timeout 60s "$@"; }
+
+# cfg NAME <<EOF ... EOF: writes a config file, prints its path.
+cfg() { cat >"$REC_TMP/$1.yaml"; echo "$REC_TMP/$1.yaml"; }
+
+NEUTRAL=$(cfg neutral <<'EOF'
+apiVersion: roced/v1
+kind: NodeConfig
+EOF
+)
+
+# The same fields as lossless-prio3.yaml, every value different: RoCE on
+# priority 4 (DSCP 34), ETS 60/40, ToS 138.
+PRIO4=$(cfg prio4 <<'EOF'
+apiVersion: roced/v1
+kind: NodeConfig
+mode: enforce
+interfaces:
+  - match: {netdev: eth0}
+    qos:
+      trust: dscp
+      dscp_to_priority: {34: 4, 46: 5}
+      pfc: {priorities: [4]}
+      ets:
+        priority_to_tc: [0, 0, 0, 0, 1, 0, 0, 0]
+        tc_bandwidth: [60, 40, 0, 0, 0, 0, 0, 0]
+        tsa: [ets, ets, strict, strict, strict, strict, strict, strict]
+      ecn: {np_priorities: [4], rp_priorities: [4]}
+    roce: {default_mode: v2, default_tos: 138}
+EOF
+)
+
+# Back to the baseline (see the top of this file). Fails the test if it can't.
+rec_reset() {
+  rctl apply -f "$NEUTRAL" >/dev/null || fail "could not apply the neutral config to $REC_NODE"
+  lsh "$REC_NODE" "
+    echo 1 > $DCBT/reset
+    echo 0 > $DCBT/calls
+    ip link set eth0 mtu 1500
+    if [ -d $RDMA_CM ]; then echo 'RoCE v2' > $RDMA_CM/default_roce_mode; echo 0 > $RDMA_CM/default_roce_tos; fi
+    for h in /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages; do echo 0 > \$h; done" ||
+    fail "could not reset $REC_NODE"
+}
+
+# On exit, pass or fail: leave the baseline for the next test, keep the exit
+# status. Never fails itself.
+rec_cleanup() {
+  local rc=$?
+  trap - EXIT
+  if ! "$LAB" agent status "$REC_NODE" >/dev/null 2>&1; then "$LAB" agent start "$REC_NODE" >/dev/null 2>&1 || true; fi
+  (rec_reset) >/dev/null 2>&1 || log "WARNING: could not restore the baseline on $REC_NODE"
+  rm -rf "$REC_TMP"
+  exit "$rc"
+}
+trap rec_cleanup EXIT
+
+# The DCB test NIC's call counters as JSON: {"setpfc": N, "setets": N, ...}.
+rec_calls() {
+  local raw
+  raw=$(lx "$REC_NODE" cat "$DCBT/calls") || fail "cannot read $DCBT/calls"
+  "$PY" -c 'import json,sys; print(json.dumps({k: int(v) for k, v in (l.split() for l in sys.argv[1].splitlines() if l.strip())}, sort_keys=True))' "$raw"
+}
+
+# Everything the reconciler manages on node1, read with independent clients,
+# as one canonical JSON object (equal strings = equal node state). dcb -j for
+# PFC, app table and ETS; sysfs for MTU, ECN, trust, hugepages; configfs for
+# rdma_cm. Files are read with the shell's `read` (each fork+exec costs
+# ~0.1-0.3 s under TCG); `dcb -b` would save two more, but its batch mode
+# fails every command after the first in this iproute2.
+rec_snapshot() {
+  local raw
+  raw=$(lsh "$REC_NODE" "
+    r() { echo \"@\$1\"; shift; for f; do read -r v < \$f; echo \"\$v\"; done; }
+    n=/sys/class/net/eth0
+    echo @pfc; dcb -j pfc show dev eth0
+    echo; echo @app; dcb -j app show dev eth0
+    echo; echo @ets; dcb -j ets show dev eth0
+    echo
+    r mtu \$n/mtu
+    r ecn_np \$n/ecn/roce_np/enable/0 \$n/ecn/roce_np/enable/1 \$n/ecn/roce_np/enable/2 \$n/ecn/roce_np/enable/3 \$n/ecn/roce_np/enable/4 \$n/ecn/roce_np/enable/5 \$n/ecn/roce_np/enable/6 \$n/ecn/roce_np/enable/7
+    r ecn_rp \$n/ecn/roce_rp/enable/0 \$n/ecn/roce_rp/enable/1 \$n/ecn/roce_rp/enable/2 \$n/ecn/roce_rp/enable/3 \$n/ecn/roce_rp/enable/4 \$n/ecn/roce_rp/enable/5 \$n/ecn/roce_rp/enable/6 \$n/ecn/roce_rp/enable/7
+    r trust $DCBT/trust
+    if [ -d $RDMA_CM ]; then r roce_mode $RDMA_CM/default_roce_mode; r roce_tos $RDMA_CM/default_roce_tos; fi
+    r hugepages_2048kB /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+    r hugepages_1048576kB /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") ||
+    fail "cannot read $REC_NODE's state"
+  "$PY" - "$raw" <<'PY'
+import json, sys
+sections, key = {}, None
+for line in sys.argv[1].splitlines():
+    if line.startswith("@"):
+        key = line[1:]
+        sections[key] = []
+    elif key is not None and line.strip():
+        sections[key].append(line.strip())
+out = {}
+for k, lines in sections.items():
+    text = "\n".join(lines)
+    if k in ("pfc", "app", "ets"):
+        out[k] = json.loads(text)
+    elif k in ("ecn_np", "ecn_rp"):
+        out[k] = [p for p, v in enumerate(lines) if v == "1"]
+    elif k.startswith("hugepages_") or k in ("roce_tos", "mtu"):
+        out[k] = int(text)
+    else:
+        out[k] = text
+print(json.dumps(out, sort_keys=True))
+PY
+}
+
+# snap_get SNAPSHOT EXPR: EXPR evaluated with the snapshot bound to j.
+snap_get() { json_get "$1" "$2"; }
+
+# expect_same_state WHAT BEFORE AFTER: fails naming every key that differs.
+expect_same_state() {
+  [[ $2 == "$3" ]] && return 0
+  local diff
+  diff=$("$PY" -c '
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for k in sorted(set(a) | set(b)):
+    if a.get(k) != b.get(k):
+        print(f"  {k}: {a.get(k)!r} -> {b.get(k)!r}")' "$2" "$3")
+  fail "$1: node state changed:
+$diff"
+}
+
+# The agent's state as JSON (rocectl -o json status).
+rec_status() { rctl -o json status || fail "rocectl status failed"; }
+
+# rec_field_sync STATUS_JSON OBJECT FIELD: the sync state of one managed field.
+rec_field_sync() {
+  json_get "$1" "next((f.get('sync', '') for f in j.get('fields', []) if f.get('object') == '$2' and f.get('field') == '$3'), 'ABSENT')"
+}
+
+# rec_metric NAME: one sample's value from node1's /metrics (first match, so
+# pass the full series for labelled ones, e.g. 'x{result="noop"}').
+rec_metric() {
+  ip netns exec "$REC_NS" "$PY" - "$REC_ADDR" "$1" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode()
+for line in text.splitlines():
+    name, _, value = line.rpartition(" ")
+    if name == sys.argv[2]:
+        print(value)
+        break
+else:
+    sys.exit(f"no sample {sys.argv[2]} on /metrics")
+PY
+}
+
+# The accepted generation, as a number.
+rec_generation() { json_get "$(rec_status)" "int(j['config'].get('generation', 0))"; }
+
+# Fails when a command took longer than allowed: elapsed START_EPOCH
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}'; }

@@ -1,0 +1,580 @@
+// The agent's probe orchestration over real gRPC servers on loopback
+// (agents on the fixture sysfs tree), with a fake endpoint factory in place
+// of libibverbs: peer set-up and tear-down, failure reasons, limits,
+// responder leases, history, metrics and the schedule. The verbs engine
+// itself runs in the lab (tests/lab/tests/probe_*.sh).
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/agent.h"
+#include "agent/probe_runtime.h"
+#include "agent/server.h"
+#include "probe/reason.h"
+#include "prometheus/text_serializer.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "roced/v1/peer.grpc.pb.h"
+#include "util/status_macros.h"
+
+namespace roced::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+// What the fake endpoints of one node do; shared by all of them.
+struct FakeBehaviour {
+  std::atomic<int> live{0};
+  std::atomic<int> created{0};
+  std::atomic<int> serving{0};
+  std::atomic<int> running{0};
+  std::atomic<bool> block{false};  // runs wait until cleared (or cancelled)
+  absl::Mutex mu;
+  absl::Status run_error ABSL_GUARDED_BY(mu);
+  std::vector<roced::v1::QpEndpoint> last_remote ABSL_GUARDED_BY(mu);
+  uint32_t last_traffic_class ABSL_GUARDED_BY(mu) = 0;
+};
+
+class FakeEndpoint final : public probe::Endpoint {
+ public:
+  FakeEndpoint(FakeBehaviour* b, const probe::EndpointSpec& spec) : b_(b), device_(spec.device) {
+    ++b_->live;
+    ++b_->created;
+    for (uint32_t i = 0; i < spec.qps; ++i) {
+      roced::v1::QpEndpoint qp;
+      qp.set_qpn(100 + i);
+      qp.set_psn(7);
+      qp.set_gid(std::string(16, '\x01'));
+      qp.set_rkey(42);
+      qp.set_addr(4096);
+      qp.set_length(spec.size);
+      qp.set_active_mtu(1024);
+      local_.push_back(qp);
+    }
+  }
+  ~FakeEndpoint() override { --b_->live; }
+
+  const std::vector<roced::v1::QpEndpoint>& local() const override { return local_; }
+  const std::string& device() const override { return device_; }
+  absl::Status Connect(const std::vector<roced::v1::QpEndpoint>& remote,
+                       uint32_t traffic_class) override {
+    absl::MutexLock lock(&b_->mu);
+    b_->last_remote = remote;
+    b_->last_traffic_class = traffic_class;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<probe::LatencyRun> RunLatency(const probe::LatencyOptions& options,
+                                               const std::atomic<bool>* cancel) override {
+    RETURN_IF_ERROR(Wait(cancel));
+    probe::LatencyRun run;
+    // Round trips of 10, 20, ... 100 us: one-way 5..50 us.
+    for (uint32_t i = 0; i < options.iterations; ++i) run.rtt_ns.push_back(10000 * (1 + i % 10));
+    return run;
+  }
+  absl::Status ServeLatency(const std::atomic<bool>* stop) override {
+    ++b_->serving;
+    while (!stop->load()) absl::SleepFor(absl::Milliseconds(5));
+    --b_->serving;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<probe::BandwidthRun> RunBandwidth(const probe::BandwidthOptions& options,
+                                                   const std::atomic<bool>* cancel) override {
+    RETURN_IF_ERROR(Wait(cancel));
+    probe::BandwidthRun run;
+    run.bytes = 1250000000;  // 10 Gb/s over 1 s
+    run.messages = 19073;
+    run.elapsed = absl::Seconds(1);
+    (void)options;
+    return run;
+  }
+
+ private:
+  absl::Status Wait(const std::atomic<bool>* cancel) {
+    ++b_->running;
+    while (b_->block.load()) {
+      if (cancel != nullptr && cancel->load()) {
+        --b_->running;
+        return probe::ProbeError(absl::StatusCode::kCancelled, probe::kReasonCancelled, "cancelled");
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    --b_->running;
+    absl::MutexLock lock(&b_->mu);
+    return b_->run_error;
+  }
+
+  FakeBehaviour* b_;
+  std::string device_;
+  std::vector<roced::v1::QpEndpoint> local_;
+};
+
+class FakeFactory final : public probe::EndpointFactory {
+ public:
+  explicit FakeFactory(FakeBehaviour* b) : b_(b) {}
+  absl::StatusOr<std::unique_ptr<probe::Endpoint>> Create(const probe::EndpointSpec& spec) override {
+    return std::make_unique<FakeEndpoint>(b_, spec);
+  }
+
+ private:
+  FakeBehaviour* b_;
+};
+
+// One agent with its gRPC server on loopback and a fake RDMA engine.
+class Node {
+ public:
+  Node(const std::string& config, bool fake = true, bool schedule = false,
+       ProbeRuntimeOptions extra = {}) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "roced-probe-XXXXXX").string();
+    dir_ = mkdtemp(tmpl.data());
+    FILE* f = fopen((dir_ + "/roced.yaml").c_str(), "w");
+    fputs(absl::StrCat("apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n", config).c_str(), f);
+    fclose(f);
+    AgentOptions opts;
+    opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+    opts.config_path = dir_ + "/roced.yaml";
+    opts.state_dir = dir_;
+    opts.use_verbs = false;
+    opts.use_netlink = false;
+    opts.reconcile = false;
+    agent_ = std::make_unique<Agent>(opts);
+    EXPECT_TRUE(agent_->LoadConfig().ok());
+    agent_->Start();
+    ServerOptions sopts;
+    sopts.grpc_listen = "127.0.0.1:0";
+    sopts.socket_path = "";
+    sopts.metrics_listen = "";
+    sopts.probes = extra;
+    if (fake) sopts.probes.factory = &factory_;
+    sopts.probes.schedule = schedule;
+    server_ = std::make_unique<Server>(agent_.get(), sopts);
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  ~Node() {
+    server_->Shutdown(absl::Seconds(1));
+    agent_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string address() const { return absl::StrCat("127.0.0.1:", server_->grpc_port()); }
+  std::unique_ptr<roced::v1::Agent::Stub> Stub() const {
+    return roced::v1::Agent::NewStub(grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+  }
+  std::unique_ptr<roced::v1::ProbePeer::Stub> PeerStub() const {
+    return roced::v1::ProbePeer::NewStub(
+        grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+  }
+  grpc::Status RunProbe(const roced::v1::RunProbeRequest& req, roced::v1::ProbeResult* result,
+                        int seconds = 20) const {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+    return Stub()->RunProbe(&ctx, req, result);
+  }
+  std::string Metrics() const {
+    return prometheus::TextSerializer().Serialize(agent_->registry()->Collect());
+  }
+
+  FakeBehaviour behaviour;
+  Agent* agent() { return agent_.get(); }
+
+ private:
+  FakeFactory factory_{&behaviour};
+  std::string dir_;
+  std::unique_ptr<Agent> agent_;
+  std::unique_ptr<Server> server_;
+};
+
+std::string PeersConfig(const std::string& name, const std::string& address,
+                        const std::string& extra = "") {
+  return absl::StrCat("probes:\n  peers:\n    - name: ", name, "\n      address: \"", address,
+                      "\"\n", extra);
+}
+
+roced::v1::RunProbeRequest Request(const std::string& peer,
+                                   roced::v1::ProbeKind kind = roced::v1::PROBE_KIND_LATENCY) {
+  roced::v1::RunProbeRequest r;
+  r.set_peer(peer);
+  r.set_kind(kind);
+  return r;
+}
+
+// A loopback port nothing listens on.
+int ClosedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+absl::Duration Elapsed(const roced::v1::ProbeResult& r) {
+  return absl::Seconds(r.elapsed().seconds()) + absl::Nanoseconds(r.elapsed().nanos());
+}
+
+bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time end = absl::Now() + timeout;
+  while (absl::Now() < end) {
+    if (cond()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return cond();
+}
+
+TEST(ProbeRuntime, LatencyProbeToAConfiguredPeerReportsStatsAndReleasesBothEndpoints) {
+  Node responder("");
+  Node initiator(PeersConfig("node2", responder.address(), "  traffic_class: 106\n"));
+  roced::v1::RunProbeRequest req = Request("node2");
+  req.set_iterations(100);
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(req, &r).ok());
+  EXPECT_TRUE(r.success()) << r.failure_reason() << ": " << r.failure_detail();
+  EXPECT_EQ(r.peer(), "node2");
+  EXPECT_EQ(r.device(), "mlx5_0");  // the fixture's first active RoCE v2 port
+  EXPECT_EQ(r.iterations(), 100u);
+  EXPECT_EQ(r.size(), 2u);  // the latency default
+  EXPECT_EQ(r.latency().samples(), 100u);
+  EXPECT_DOUBLE_EQ(r.latency().min_us(), 5);
+  EXPECT_DOUBLE_EQ(r.latency().max_us(), 50);
+  EXPECT_DOUBLE_EQ(r.latency().p50_us(), 30);
+  EXPECT_FALSE(r.id().empty());
+  // Both sides connected to each other's queue pairs with the configured
+  // traffic class, then released everything.
+  {
+    absl::MutexLock lock(&initiator.behaviour.mu);
+    ASSERT_EQ(initiator.behaviour.last_remote.size(), 1u);
+    EXPECT_EQ(initiator.behaviour.last_traffic_class, 106u);
+  }
+  {
+    absl::MutexLock lock(&responder.behaviour.mu);
+    EXPECT_EQ(responder.behaviour.last_traffic_class, 106u);
+  }
+  EXPECT_EQ(initiator.behaviour.live.load(), 0);
+  EXPECT_TRUE(WaitFor([&] { return responder.behaviour.live.load() == 0; }));
+  EXPECT_EQ(responder.behaviour.created.load(), 1);
+  EXPECT_EQ(responder.behaviour.serving.load(), 0);
+  const std::string metrics = initiator.Metrics();
+  EXPECT_THAT(metrics,
+              HasSubstr("roced_probe_latency_seconds_count{device=\"mlx5_0\",peer=\"node2\"} 100"));
+  EXPECT_THAT(metrics,
+              HasSubstr("roced_probe_last_success_timestamp_seconds{kind=\"latency\",peer=\"node2\"}"));
+}
+
+TEST(ProbeRuntime, BandwidthProbeReportsGbpsAndTheBandwidthGauge) {
+  Node responder("");
+  Node initiator("");
+  roced::v1::ProbeResult r;
+  roced::v1::RunProbeRequest req = Request(responder.address(), roced::v1::PROBE_KIND_BANDWIDTH);
+  req.set_qps(2);
+  ASSERT_TRUE(initiator.RunProbe(req, &r).ok());
+  ASSERT_TRUE(r.success()) << r.failure_reason() << ": " << r.failure_detail();
+  EXPECT_EQ(r.peer(), responder.address());  // host:port given directly
+  EXPECT_EQ(r.size(), 65536u);
+  EXPECT_DOUBLE_EQ(r.bandwidth().gbps(), 10);
+  EXPECT_NEAR(r.bandwidth().msg_rate_mpps(), 0.019073, 1e-9);
+  {
+    absl::MutexLock lock(&responder.behaviour.mu);
+    EXPECT_EQ(responder.behaviour.last_remote.size(), 2u);  // one per QP
+  }
+  EXPECT_THAT(initiator.Metrics(),
+              HasSubstr(absl::StrCat("roced_probe_bandwidth_bits_per_second{device=\"mlx5_0\",peer=\"",
+                                     responder.address(), "\"} 10000000000")));
+}
+
+TEST(ProbeRuntime, PeerAgentDownFailsWithPeerUnavailableWithinTheOpenTimeout) {
+  ProbeRuntimeOptions opts;
+  opts.open_timeout = absl::Seconds(2);
+  Node initiator("", true, false, opts);
+  const std::string dead = absl::StrCat("127.0.0.1:", ClosedPort());
+  roced::v1::ProbeResult r;
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(initiator.RunProbe(Request(dead), &r).ok());
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(4));
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(r.failure_reason(), "peer_unavailable");
+  EXPECT_THAT(r.failure_detail(), HasSubstr(dead));
+  EXPECT_LT(Elapsed(r), absl::Seconds(3));
+  EXPECT_EQ(initiator.behaviour.live.load(), 0);  // local endpoint released
+  EXPECT_THAT(initiator.Metrics(),
+              HasSubstr(absl::StrCat("roced_probe_failures_total{peer=\"", dead,
+                                     "\",reason=\"peer_unavailable\"} 1")));
+}
+
+TEST(ProbeRuntime, SilentPeerFailsWithPeerUnavailableWhenTheOpenTimeoutPasses) {
+  // Accepts TCP connections (kernel backlog) but never speaks HTTP/2: a
+  // hung agent or a black-holed path.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ProbeRuntimeOptions opts;
+  opts.open_timeout = absl::Seconds(1);
+  Node initiator("", true, false, opts);
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request(absl::StrCat("127.0.0.1:", ntohs(addr.sin_port))), &r).ok());
+  close(fd);
+  EXPECT_EQ(r.failure_reason(), "peer_unavailable");
+  EXPECT_GE(Elapsed(r), absl::Milliseconds(900));
+  EXPECT_LT(Elapsed(r), absl::Seconds(3));
+}
+
+TEST(ProbeRuntime, RunProbeBeyondMaxConcurrentIsResourceExhausted) {
+  Node responder("");
+  Node initiator(PeersConfig("node2", responder.address(), "  max_concurrent: 1\n"));
+  initiator.behaviour.block = true;
+  auto first = std::async(std::launch::async, [&] {
+    roced::v1::ProbeResult r;
+    grpc::Status s = initiator.RunProbe(Request("node2"), &r);
+    return s.ok() && r.success();
+  });
+  ASSERT_TRUE(WaitFor([&] { return initiator.behaviour.running.load() == 1; }));
+  roced::v1::ProbeResult r;
+  grpc::Status s = initiator.RunProbe(Request("node2"), &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("max_concurrent is 1"));
+  initiator.behaviour.block = false;
+  EXPECT_TRUE(first.get());
+  // The slot is free again.
+  EXPECT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+}
+
+TEST(ProbeRuntime, UnknownPeerIsNotFoundAndBadParametersAreInvalid) {
+  Node initiator(PeersConfig("node2", "127.0.0.1:1"));
+  roced::v1::ProbeResult r;
+  grpc::Status s = initiator.RunProbe(Request("node9"), &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), HasSubstr("node2"));  // lists the known peers
+  EXPECT_EQ(initiator.RunProbe(Request(""), &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto bw = Request("node2", roced::v1::PROBE_KIND_BANDWIDTH);
+  bw.mutable_duration()->set_seconds(31);
+  s = initiator.RunProbe(bw, &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("duration"));
+  auto big = Request("node2");
+  big.set_size(0);
+  EXPECT_EQ(initiator.RunProbe(big, &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto tc = Request("node2");
+  tc.set_traffic_class(256);
+  EXPECT_EQ(initiator.RunProbe(tc, &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(initiator.behaviour.created.load(), 0);
+}
+
+TEST(ProbeRuntime, WorkCompletionErrorIsTheFailureReasonAndIsCounted) {
+  Node responder("");
+  Node initiator(PeersConfig("node2", responder.address()));
+  {
+    absl::MutexLock lock(&initiator.behaviour.mu);
+    initiator.behaviour.run_error =
+        probe::ProbeError(absl::StatusCode::kAborted, probe::WcErrorReason(IBV_WC_RETRY_EXC_ERR),
+                          "work completion error on QP 17");
+  }
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(r.failure_reason(), "wc_error:transport retry counter exceeded");
+  EXPECT_EQ(r.wc_errors(), 1u);
+  EXPECT_THAT(initiator.Metrics(),
+              HasSubstr("roced_probe_failures_total{peer=\"node2\",reason=\"wc_error:transport "
+                        "retry counter exceeded\"} 1"));
+  // The peer's endpoint was closed even though the run failed.
+  EXPECT_TRUE(WaitFor([&] { return responder.behaviour.live.load() == 0; }));
+}
+
+roced::v1::OpenEndpointRequest OpenRequest(uint32_t lease_seconds = 60) {
+  roced::v1::OpenEndpointRequest req;
+  req.set_initiator("test");
+  req.set_kind(roced::v1::PROBE_KIND_LATENCY);
+  req.set_size(2);
+  req.set_lease_seconds(lease_seconds);
+  auto* qp = req.add_initiator_qps();
+  qp->set_qpn(9);
+  qp->set_gid(std::string(16, '\x02'));
+  qp->set_rkey(5);
+  qp->set_length(2);
+  return req;
+}
+
+grpc::Status Open(const Node& node, const roced::v1::OpenEndpointRequest& req,
+                  roced::v1::OpenEndpointResponse* resp) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return node.PeerStub()->OpenEndpoint(&ctx, req, resp);
+}
+
+TEST(ProbeRuntime, ResponderServesManyInitiatorsAtOnceUpToItsLimit) {
+  ProbeRuntimeOptions opts;
+  opts.max_responder_endpoints = 12;
+  Node responder("", true, false, opts);
+  std::vector<std::future<std::string>> opens;
+  for (int i = 0; i < 12; ++i) {
+    opens.push_back(std::async(std::launch::async, [&] {
+      roced::v1::OpenEndpointResponse resp;
+      return Open(responder, OpenRequest(), &resp).ok() ? resp.endpoint_id() : std::string();
+    }));
+  }
+  std::set<std::string> ids;
+  for (auto& f : opens) ids.insert(f.get());
+  EXPECT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids.count(""), 0u);
+  EXPECT_TRUE(WaitFor([&] { return responder.behaviour.serving.load() == 12; }));
+  roced::v1::OpenEndpointResponse resp;
+  grpc::Status s = Open(responder, OpenRequest(), &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  for (const auto& id : ids) {
+    grpc::ClientContext ctx;
+    roced::v1::CloseEndpointRequest req;
+    req.set_endpoint_id(id);
+    roced::v1::CloseEndpointResponse cr;
+    EXPECT_TRUE(responder.PeerStub()->CloseEndpoint(&ctx, req, &cr).ok());
+  }
+  EXPECT_EQ(responder.behaviour.live.load(), 0);
+  EXPECT_EQ(responder.behaviour.serving.load(), 0);
+}
+
+TEST(ProbeRuntime, ResponderReleasesAnEndpointWhoseLeaseExpired) {
+  Node responder("");
+  roced::v1::OpenEndpointResponse resp;
+  ASSERT_TRUE(Open(responder, OpenRequest(/*lease_seconds=*/1), &resp).ok());
+  EXPECT_EQ(responder.behaviour.live.load(), 1);
+  // The initiator vanished: nobody closes it.
+  EXPECT_TRUE(WaitFor([&] { return responder.behaviour.live.load() == 0; }, absl::Seconds(5)));
+  EXPECT_EQ(responder.behaviour.serving.load(), 0);
+  grpc::ClientContext ctx;
+  roced::v1::CloseEndpointRequest req;
+  req.set_endpoint_id(resp.endpoint_id());
+  roced::v1::CloseEndpointResponse cr;
+  EXPECT_EQ(responder.PeerStub()->CloseEndpoint(&ctx, req, &cr).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST(ProbeRuntime, OpenEndpointRejectsMalformedInitiatorQueuePairs) {
+  Node responder("");
+  roced::v1::OpenEndpointResponse resp;
+  auto req = OpenRequest();
+  req.mutable_initiator_qps(0)->set_gid("short");
+  EXPECT_EQ(Open(responder, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  req = OpenRequest();
+  req.clear_initiator_qps();
+  EXPECT_EQ(Open(responder, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  req = OpenRequest();
+  req.set_kind(roced::v1::PROBE_KIND_UNSPECIFIED);
+  EXPECT_EQ(Open(responder, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(responder.behaviour.created.load(), 0);
+}
+
+TEST(ProbeRuntime, HistoryIsListedNewestFirstAndSummarisedInGetState) {
+  Node responder("");
+  Node initiator(PeersConfig("node2", responder.address()));
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  ASSERT_TRUE(initiator.RunProbe(Request("node2", roced::v1::PROBE_KIND_BANDWIDTH), &r).ok());
+  const std::string last_id = r.id();
+  grpc::ClientContext ctx;
+  roced::v1::ListProbeResultsRequest list;
+  list.set_peer("node2");
+  roced::v1::ListProbeResultsResponse resp;
+  ASSERT_TRUE(initiator.Stub()->ListProbeResults(&ctx, list, &resp).ok());
+  ASSERT_EQ(resp.results_size(), 2);
+  EXPECT_EQ(resp.results(0).id(), last_id);
+  list.set_kind(roced::v1::PROBE_KIND_LATENCY);
+  grpc::ClientContext ctx2;
+  ASSERT_TRUE(initiator.Stub()->ListProbeResults(&ctx2, list, &resp).ok());
+  ASSERT_EQ(resp.results_size(), 1);
+  EXPECT_EQ(resp.results(0).kind(), roced::v1::PROBE_KIND_LATENCY);
+
+  grpc::ClientContext ctx3;
+  roced::v1::NodeState state;
+  ASSERT_TRUE(initiator.Stub()->GetState(&ctx3, {}, &state).ok());
+  ASSERT_EQ(state.probes_size(), 2);
+  for (const auto& s : state.probes()) {
+    EXPECT_EQ(s.peer(), "node2");
+    EXPECT_TRUE(s.last_success());
+    if (s.kind() == roced::v1::PROBE_KIND_LATENCY) {
+      EXPECT_DOUBLE_EQ(s.p50_us(), 30);
+    } else {
+      EXPECT_DOUBLE_EQ(s.gbps(), 10);
+    }
+  }
+}
+
+TEST(ProbeRuntime, ScheduledProbesRunOnTheirInterval) {
+  Node responder("");
+  Node initiator(PeersConfig("node2", responder.address(),
+                             "  latency: {interval: 1s, iterations: 10}\n"),
+                 true, /*schedule=*/true);
+  auto count = [&] {
+    grpc::ClientContext c;
+    roced::v1::ListProbeResultsResponse resp;
+    initiator.Stub()->ListProbeResults(&c, {}, &resp);
+    return resp.results_size();
+  };
+  // First run within the first (jittered) interval, then about once a
+  // second; the bandwidth default of 5 minutes does not come up.
+  EXPECT_TRUE(WaitFor([&] { return count() >= 3; }, absl::Seconds(8)));
+  roced::v1::ListProbeResultsResponse resp;
+  grpc::ClientContext c;
+  initiator.Stub()->ListProbeResults(&c, {}, &resp);
+  for (const auto& r : resp.results()) {
+    EXPECT_EQ(r.kind(), roced::v1::PROBE_KIND_LATENCY);
+    EXPECT_EQ(r.iterations(), 10u);
+    EXPECT_TRUE(r.success()) << r.failure_reason();
+  }
+}
+
+TEST(ProbeRuntime, WithoutRdmaProbesFailWithDeviceUnavailable) {
+  // The real runtime on a fixture tree: no libibverbs there.
+  Node responder("", /*fake=*/false);
+  Node initiator(PeersConfig("node2", responder.address()), /*fake=*/false);
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(r.failure_reason(), "device_unavailable");
+  roced::v1::OpenEndpointResponse resp;
+  EXPECT_EQ(Open(responder, OpenRequest(), &resp).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(ProbeRuntime, StoppingTheAgentCancelsARunningProbe) {
+  Node responder("");
+  auto initiator = std::make_unique<Node>(PeersConfig("node2", responder.address()));
+  initiator->behaviour.block = true;
+  auto run = std::async(std::launch::async, [&] {
+    roced::v1::ProbeResult r;
+    grpc::Status s = initiator->RunProbe(Request("node2"), &r);
+    return std::make_pair(s.error_code(), r.failure_reason());
+  });
+  ASSERT_TRUE(WaitFor([&] { return initiator->behaviour.running.load() == 1; }));
+  const absl::Time t0 = absl::Now();
+  auto [code, reason] = [&] {
+    std::thread stopper([&] { initiator.reset(); });
+    auto out = run.get();
+    stopper.join();
+    return out;
+  }();
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(5));
+  // Either the result arrived (cancelled) or the server went away first.
+  if (code == grpc::StatusCode::OK) {
+    EXPECT_EQ(reason, "cancelled");
+  }
+}
+
+}  // namespace
+}  // namespace roced::agent

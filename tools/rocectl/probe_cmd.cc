@@ -1,0 +1,181 @@
+#include "tools/rocectl/probe_cmd.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "roced/v1/agent.grpc.pb.h"
+
+namespace roced::ctl {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+// Shows "probing PEER ... Ns" on stderr while a long call runs, when stderr
+// is a terminal; the line is erased when the call returns.
+class Progress {
+ public:
+  Progress(std::string what, bool enabled) : what_(std::move(what)) {
+    if (!enabled) return;
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Progress() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    int seconds = 0;
+    bool printed = false;
+    while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) {
+      ++seconds;
+      std::cerr << "\r" << what_ << " ... " << seconds << "s" << std::flush;
+      printed = true;
+    }
+    if (printed) std::cerr << "\r\033[K" << std::flush;
+  }
+
+  const std::string what_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+void RegisterProbeFlags(const std::string& command, ProbeFlags* f, util::ArgParser* p) {
+  if (command == "probe") {
+    p->AddString("kind", &f->kind, "KIND",
+                 "probe: latency (RDMA WRITE ping-pong, like ib_write_lat; the default) or "
+                 "bandwidth (streaming RDMA WRITE, like ib_write_bw).");
+    p->AddUint("size", &f->size, "BYTES",
+               "probe: message size (default: the agent's probes config; 2 for latency, 65536 "
+               "for bandwidth).");
+    p->AddUint("iterations", &f->iterations, "N",
+               "probe: latency ping-pongs (default: the agent's probes config, else 1000).");
+    p->AddDuration("duration", &f->duration, "DUR",
+                   "probe: how long a bandwidth probe streams (100ms to 30s; default 2s).");
+    p->AddUint("qps", &f->qps, "N", "probe: queue pairs for a bandwidth probe (1-16).");
+    p->AddString("tclass", &f->tclass, "TOS",
+                 "probe: traffic class (ToS byte, 0-255; default: probes.traffic_class, else "
+                 "the interface's roce.default_tos, else 0).");
+  } else {
+    p->AddString("kind", &f->kind, "KIND", "probes: only latency or bandwidth results.");
+    p->AddUint("limit", &f->limit, "N", "probes: at most N results, newest first (0: all kept).");
+  }
+}
+
+int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
+                    const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    std::cerr << "rocectl: usage: rocectl probe PEER [--kind latency|bandwidth] [--size B] "
+                 "[--iterations N] [--duration D] [--qps N] [--tclass TOS]\n";
+    return kExitUsage;
+  }
+  auto kind = ParseProbeKind(flags.kind, roced::v1::PROBE_KIND_LATENCY);
+  if (!kind.ok()) {
+    std::cerr << "rocectl: " << kind.status().message() << "\n";
+    return kExitUsage;
+  }
+  roced::v1::RunProbeRequest request;
+  request.set_peer(args[0]);
+  request.set_kind(*kind);
+  if (flags.size > 0) request.set_size(static_cast<uint32_t>(std::min<uint64_t>(flags.size, UINT32_MAX)));
+  if (flags.iterations > 0) {
+    request.set_iterations(static_cast<uint32_t>(std::min<uint64_t>(flags.iterations, UINT32_MAX)));
+  }
+  if (flags.qps > 0) request.set_qps(static_cast<uint32_t>(std::min<uint64_t>(flags.qps, UINT32_MAX)));
+  if (flags.duration > absl::ZeroDuration()) {
+    const int64_t ns = absl::ToInt64Nanoseconds(flags.duration);
+    request.mutable_duration()->set_seconds(ns / 1000000000);
+    request.mutable_duration()->set_nanos(static_cast<int32_t>(ns % 1000000000));
+  }
+  if (!flags.tclass.empty()) {
+    uint32_t tc = 0;
+    if (!absl::SimpleAtoi(flags.tclass, &tc) || tc > 255) {
+      std::cerr << "rocectl: --tclass: '" << flags.tclass << "' is not a ToS byte (0-255)\n";
+      return kExitUsage;
+    }
+    request.set_traffic_class(tc);
+  }
+  // The agent bounds a latency run at two minutes and a bandwidth run at
+  // three times its duration (streaming, then draining) plus a stall
+  // timeout; the call may take that long on top of the usual deadline.
+  const absl::Duration run_bound =
+      *kind == roced::v1::PROBE_KIND_LATENCY
+          ? absl::Seconds(150)
+          : 3 * (flags.duration > absl::ZeroDuration() ? flags.duration : absl::Seconds(30)) +
+                absl::Seconds(20);
+  auto stub = roced::v1::Agent::NewStub(ctx.channel);
+  grpc::ClientContext call;
+  call.set_deadline(std::chrono::system_clock::now() +
+                    absl::ToChronoNanoseconds(ctx.timeout + run_bound));
+  roced::v1::ProbeResult result;
+  grpc::Status status;
+  {
+    Progress progress(absl::StrCat("probing ", args[0], " (", ProbeKindText(*kind), ")"),
+                      ctx.output == Output::kTable && isatty(STDERR_FILENO));
+    status = stub->RunProbe(&call, request, &result);
+  }
+  if (!status.ok()) {
+    std::cerr << "rocectl: " << DescribeRpcError(status, ctx.where) << "\n";
+    return status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kExitUsage : kExitError;
+  }
+  switch (ctx.output) {
+    case Output::kTable: std::cout << ProbeResultText(result); break;
+    case Output::kJson: std::cout << ToJson(result); break;
+    case Output::kYaml: std::cout << ToYaml(result); break;
+  }
+  return result.success() ? kExitOk : kExitError;
+}
+
+int RunProbesCommand(const CommandContext& ctx, const ProbeFlags& flags,
+                     const std::vector<std::string>& args) {
+  if (args.size() > 1) {
+    std::cerr << "rocectl: usage: rocectl probes [PEER] [--kind latency|bandwidth] [--limit N]\n";
+    return kExitUsage;
+  }
+  auto kind = ParseProbeKind(flags.kind, roced::v1::PROBE_KIND_UNSPECIFIED);
+  if (!kind.ok()) {
+    std::cerr << "rocectl: " << kind.status().message() << "\n";
+    return kExitUsage;
+  }
+  roced::v1::ListProbeResultsRequest request;
+  if (!args.empty()) request.set_peer(args[0]);
+  request.set_kind(*kind);
+  request.set_limit(static_cast<uint32_t>(std::min<uint64_t>(flags.limit, UINT32_MAX)));
+  auto stub = roced::v1::Agent::NewStub(ctx.channel);
+  grpc::ClientContext call;
+  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  roced::v1::ListProbeResultsResponse response;
+  grpc::Status status = stub->ListProbeResults(&call, request, &response);
+  if (!status.ok()) {
+    std::cerr << "rocectl: " << DescribeRpcError(status, ctx.where) << "\n";
+    return kExitError;
+  }
+  switch (ctx.output) {
+    case Output::kTable: std::cout << ProbeHistoryTable(response); break;
+    case Output::kJson: std::cout << ToJson(response); break;
+    case Output::kYaml: std::cout << ToYaml(response); break;
+  }
+  return kExitOk;
+}
+
+}  // namespace roced::ctl
