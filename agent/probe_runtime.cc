@@ -135,7 +135,7 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
 ProbeRuntime::~ProbeRuntime() { Stop(); }
 
 void ProbeRuntime::Start() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (started_ || stopped_) return;
   started_ = true;
   reaper_ = std::thread([this] { ReaperLoop(); });
@@ -145,12 +145,13 @@ void ProbeRuntime::Start() {
 void ProbeRuntime::Stop() {
   std::map<std::string, std::shared_ptr<Responder>> responders;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return;
     stopped_ = true;
     stopping_.store(true);
     responders.swap(responders_);
   }
+  stop_cv_.notify_all();
   if (reaper_.joinable()) reaper_.join();
   if (scheduler_.joinable()) scheduler_.join();
   JoinFinishedWorkers(/*all=*/true);
@@ -158,7 +159,7 @@ void ProbeRuntime::Stop() {
 }
 
 size_t ProbeRuntime::responder_endpoints() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return responders_.size();
 }
 
@@ -303,7 +304,7 @@ absl::StatusOr<roced::v1::ProbeResult> ProbeRuntime::RunProbe(
 }
 
 std::shared_ptr<grpc::Channel> ProbeRuntime::Channel(const std::string& address) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(address);
   if (it != channels_.end()) return it->second;
   // Addresses given directly to RunProbe could grow this without bound.
@@ -545,7 +546,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
     }
   }
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (responders_.size() >= options_.max_responder_endpoints) {
       return absl::ResourceExhaustedError(
           absl::StrCat(responders_.size(), " probe endpoints open; the limit is ",
@@ -595,7 +596,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
   for (const auto& qp : responder->endpoint->local()) *response.add_responder_qps() = qp;
 
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     // Checked again: other opens ran while this one created its endpoint.
     if (stopped_) return absl::UnavailableError("agent is stopping");
     if (responders_.size() >= options_.max_responder_endpoints) {
@@ -630,7 +631,7 @@ void ProbeRuntime::ReleaseResponder(const std::shared_ptr<Responder>& responder)
 absl::Status ProbeRuntime::CloseEndpoint(const std::string& endpoint_id) {
   std::shared_ptr<Responder> responder;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = responders_.find(endpoint_id);
     if (it == responders_.end()) {
       return absl::NotFoundError(
@@ -647,9 +648,8 @@ void ProbeRuntime::ReaperLoop() {
   while (true) {
     std::vector<std::shared_ptr<Responder>> expired;
     {
-      absl::MutexLock lock(&mu_);
-      auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopped_; };
-      mu_.AwaitWithTimeout(absl::Condition(&stopped), absl::Seconds(1));
+      std::unique_lock<std::mutex> lock(mu_);
+      stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopped_; });
       if (stopped_) return;
       const absl::Time now = absl::Now();
       for (auto it = responders_.begin(); it != responders_.end();) {
@@ -672,7 +672,7 @@ void ProbeRuntime::ReaperLoop() {
 void ProbeRuntime::JoinFinishedWorkers(bool all) {
   std::vector<Worker> finished;
   {
-    absl::MutexLock lock(&workers_mu_);
+    std::lock_guard<std::mutex> lock(workers_mu_);
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (all || it->done->load()) {
         finished.push_back(std::move(*it));
@@ -688,11 +688,10 @@ void ProbeRuntime::JoinFinishedWorkers(bool all) {
 void ProbeRuntime::SchedulerLoop() {
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
-      auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopped_; };
+      std::unique_lock<std::mutex> lock(mu_);
       const absl::Duration wait =
           std::clamp(schedule_.NextDue() - absl::Now(), absl::ZeroDuration(), absl::Seconds(1));
-      mu_.AwaitWithTimeout(absl::Condition(&stopped), wait);
+      stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(wait), [this] { return stopped_; });
       if (stopped_) return;
     }
     JoinFinishedWorkers(/*all=*/false);
@@ -733,7 +732,7 @@ void ProbeRuntime::SchedulerLoop() {
         held->Release();
         done->store(true);
       });
-      absl::MutexLock lock(&workers_mu_);
+      std::lock_guard<std::mutex> lock(workers_mu_);
       workers_.push_back(Worker{std::move(t), done});
     }
   }

@@ -34,7 +34,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include <condition_variable>
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "probe/endpoint.h"
@@ -151,7 +154,8 @@ class ProbeRuntime {
   // Set by Stop(): running probes end with "cancelled".
   std::atomic<bool> stopping_{false};
 
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<Responder>> responders_ ABSL_GUARDED_BY(mu_);
@@ -163,7 +167,7 @@ class ProbeRuntime {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
   };
-  absl::Mutex workers_mu_;
+  std::mutex workers_mu_;
   std::vector<Worker> workers_ ABSL_GUARDED_BY(workers_mu_);
 
   prometheus::Family<prometheus::Histogram>* latency_;

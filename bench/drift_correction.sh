@@ -19,7 +19,7 @@
 #     roced_reconcile_duration_seconds.
 #
 # Not a timed test: run by hand, as root, after building roced and rocectl:
-#   bash bench/drift_correction.sh [--trials N] [--window S] [--poll-ms MS]
+#   bash bench/drift_correction.sh [--trials N] [--window S] [--poll-ms MS] [--no-cpu]
 # Uses the lab named $LAB_NAME (default roced-lab-bench): an already running
 # one as it is (node1's config is put back to one that manages nothing at the
 # end), else it boots one and tears it down afterwards.
@@ -34,11 +34,13 @@ export ROCECTL_BIN=${ROCECTL_BIN:-$SRC/build/bin/rocectl}
 TRIALS=30
 WINDOW_S=30
 POLL_MS=2
+CPU=1
 while (($#)); do
   case $1 in
     --trials) TRIALS=$2; shift 2 ;;
     --window) WINDOW_S=$2; shift 2 ;;
     --poll-ms) POLL_MS=$2; shift 2 ;;
+    --no-cpu) CPU=0; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -144,9 +146,12 @@ cpu_window() { # cpu_window CONFIG: prints "cpu_ticks noop_passes duration_sum d
   awk -v t="$t" -v n0="$n0" -v n1="$n1" -v s0="$s0" -v s1="$s1" -v c0="$c0" -v c1="$c1" \
     'BEGIN{split(t, x, " "); printf "%d %d %.6f %d\n", x[2] - x[1], n1 - n0, s1 - s0, c1 - c0}'
 }
-echo "no-op pass cost: ${WINDOW_S} s with reconcile.interval 1h, then ${WINDOW_S} s with 1s..."
-idle=$(cpu_window "$WORK/lossless-1h.yaml")
-busy=$(cpu_window "$WORK/lossless-1s.yaml")
+idle="0 0 0 0" busy="0 0 0 0"
+if ((CPU)); then
+  echo "no-op pass cost: ${WINDOW_S} s with reconcile.interval 1h, then ${WINDOW_S} s with 1s..."
+  idle=$(cpu_window "$WORK/lossless-1h.yaml")
+  busy=$(cpu_window "$WORK/lossless-1s.yaml")
+fi
 hz=$("$LAB" exec "$NODE" -- getconf CLK_TCK)
 
 # ---------------------------------------------------------------- report
@@ -179,15 +184,16 @@ ti, ni, si, ci = sys.argv[3].split()
 tb, nb, sb, cb = sys.argv[4].split()
 hz = int(sys.argv[5])
 extra = int(nb) - int(ni)
-print()
-print("no-op reconcile pass (lossless-prio3.yaml: 7 fields on eth0/rxe0):")
+if int(cb) > 0 or extra > 0:
+    print()
+    print("no-op reconcile pass (lossless-prio3.yaml: 7 fields on eth0/rxe0):")
 if int(cb) > 0:
     print(f"  wall time (roced_reconcile_duration_seconds): mean {float(sb) / int(cb) * 1000:.1f} ms over {cb} passes")
 if extra > 0:
     cpu_ms = (int(tb) - int(ti)) * 1000 / hz / extra
     print(f"  CPU time (agent utime+stime, 1 s interval minus 1 h interval): {cpu_ms:.1f} ms per pass"
           f" ({int(tb) - int(ti)} ticks at {hz} Hz over {extra} extra passes)")
-else:
+elif int(cb) > 0:
     print("  CPU time: no extra passes counted (did the 1 s interval take effect?)")
 print()
 print(f"host load while measuring: {sys.argv[6].strip()}")

@@ -30,7 +30,7 @@ roced::v1::ProbeSummary SummaryOf(const roced::v1::ProbeResult& result) {
 
 void ProbeHistory::Add(const roced::v1::ProbeResult& result) {
   if (capacity_ == 0) return;
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto& ring = rings_[{result.peer(), static_cast<int>(result.kind())}];
   ring.push_back(result);
   while (ring.size() > capacity_) ring.pop_front();
@@ -41,7 +41,7 @@ std::vector<roced::v1::ProbeResult> ProbeHistory::List(const std::string& peer,
                                                        size_t limit) const {
   std::vector<roced::v1::ProbeResult> out;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, ring] : rings_) {
       if (!peer.empty() && key.first != peer) continue;
       if (kind != roced::v1::PROBE_KIND_UNSPECIFIED && key.second != kind) continue;
@@ -55,7 +55,7 @@ std::vector<roced::v1::ProbeResult> ProbeHistory::List(const std::string& peer,
 
 std::vector<roced::v1::ProbeSummary> ProbeHistory::Summaries() const {
   std::vector<roced::v1::ProbeSummary> out;
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [key, ring] : rings_) {
     if (!ring.empty()) out.push_back(SummaryOf(ring.back()));
   }

@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
 
@@ -34,7 +36,7 @@ class ProbeHistory {
 
  private:
   const size_t capacity_;
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, std::deque<roced::v1::ProbeResult>> rings_
       ABSL_GUARDED_BY(mu_);
 };

@@ -23,7 +23,7 @@ absl::Duration ProbeSchedule::Jittered(absl::Duration interval) {
 void ProbeSchedule::Configure(const std::vector<std::string>& peers,
                               absl::Duration latency_interval, absl::Duration bandwidth_interval,
                               absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::map<ScheduleKey, Entry> next;
   for (const std::string& peer : peers) {
     for (auto [kind, interval] :
@@ -48,7 +48,7 @@ void ProbeSchedule::Configure(const std::vector<std::string>& peers,
 std::vector<ScheduleKey> ProbeSchedule::Due(absl::Time now) const {
   std::vector<std::pair<absl::Time, ScheduleKey>> due;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, e] : entries_) {
       if (e.due <= now) due.emplace_back(e.due, key);
     }
@@ -61,28 +61,28 @@ std::vector<ScheduleKey> ProbeSchedule::Due(absl::Time now) const {
 }
 
 void ProbeSchedule::Started(const ScheduleKey& key, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return;
   it->second.due = now + Jittered(it->second.interval);
 }
 
 void ProbeSchedule::Defer(const ScheduleKey& key, absl::Time now, absl::Duration delay) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return;
   it->second.due = now + delay;
 }
 
 absl::Time ProbeSchedule::NextDue() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   absl::Time t = absl::InfiniteFuture();
   for (const auto& [key, e] : entries_) t = std::min(t, e.due);
   return t;
 }
 
 absl::Time ProbeSchedule::DueTime(const ScheduleKey& key) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   return it == entries_.end() ? absl::InfiniteFuture() : it->second.due;
 }
@@ -105,7 +105,7 @@ void ProbeLimiter::Slot::Release() {
 absl::StatusOr<ProbeLimiter::Slot> ProbeLimiter::TryAcquire(roced::v1::ProbeKind kind,
                                                            uint32_t max_concurrent) {
   const bool bandwidth = kind == roced::v1::PROBE_KIND_BANDWIDTH;
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (running_ >= static_cast<int>(std::max<uint32_t>(1, max_concurrent))) {
     return absl::ResourceExhaustedError(
         absl::StrCat(running_, " probe(s) already running; probes.max_concurrent is ",
@@ -124,13 +124,13 @@ absl::StatusOr<ProbeLimiter::Slot> ProbeLimiter::TryAcquire(roced::v1::ProbeKind
 }
 
 void ProbeLimiter::Release(bool bandwidth) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   --running_;
   if (bandwidth) bandwidth_running_ = false;
 }
 
 int ProbeLimiter::running() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return running_;
 }
 

@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "roced/v1/state.pb.h"
 
@@ -75,7 +77,7 @@ class ProbeSchedule {
   absl::Duration Uniform(absl::Duration max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const double jitter_;
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   std::map<ScheduleKey, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
@@ -110,7 +112,7 @@ class ProbeLimiter {
  private:
   void Release(bool bandwidth) ABSL_LOCKS_EXCLUDED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   bool bandwidth_running_ ABSL_GUARDED_BY(mu_) = false;
 };

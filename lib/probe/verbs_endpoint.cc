@@ -560,33 +560,39 @@ VerbsEndpointFactory::~VerbsEndpointFactory() = default;
 
 absl::StatusOr<std::shared_ptr<DeviceHandle>> VerbsEndpointFactory::Acquire(
     const std::string& device) {
-  auto it = devices_.find(device);
-  if (it != devices_.end()) {
-    if (it->second->DrainEvents()) return it->second;
-    LOG_WARNING << "probe: " << device << " reported a fatal error; opening it again";
-    devices_.erase(it);
-  }
   int num = 0;
+  // Listed means its uverbs device still exists: removal deletes that
+  // first, then waits for the open contexts to close.
   ibv_device** list = ibv_get_device_list(&num);
   if (list == nullptr) {
     return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
                       absl::StrCat("no RDMA devices (ibv_get_device_list: ", std::strerror(errno), ")"));
   }
-  ibv_context* context = nullptr;
-  bool found = false;
-  int open_errno = 0;
+  ibv_device* found = nullptr;
   for (int i = 0; i < num; ++i) {
-    if (device != ibv_get_device_name(list[i])) continue;
-    found = true;
-    context = ibv_open_device(list[i]);
-    if (context == nullptr) open_errno = errno;
-    break;
+    if (device == ibv_get_device_name(list[i])) found = list[i];
   }
-  ibv_free_device_list(list);
-  if (!found) {
+  if (found == nullptr) {
+    ibv_free_device_list(list);
+    devices_.erase(device);
     return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
                       absl::StrCat("RDMA device ", device, " not found"));
   }
+  auto it = devices_.find(device);
+  if (it != devices_.end()) {
+    std::shared_ptr<DeviceHandle> shared = it->second.lock();
+    if (shared != nullptr && shared->DrainEvents()) {
+      ibv_free_device_list(list);
+      return shared;
+    }
+    if (shared != nullptr) {
+      LOG_WARNING << "probe: " << device << " reported a fatal error; opening it again";
+    }
+    devices_.erase(it);
+  }
+  ibv_context* context = ibv_open_device(found);
+  const int open_errno = errno;
+  ibv_free_device_list(list);
   if (context == nullptr) {
     return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
                       absl::StrCat("ibv_open_device ", device, ": ", std::strerror(open_errno)));
@@ -604,7 +610,7 @@ absl::StatusOr<std::shared_ptr<DeviceHandle>> VerbsEndpointFactory::Acquire(
   }
   auto handle = std::make_shared<DeviceHandle>(device, context, pd);
   devices_[device] = handle;
-  LOG_INFO << "probe: opened " << device;
+  LOG_DEBUG << "probe: opened " << device;
   return handle;
 }
 
@@ -616,7 +622,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> VerbsEndpointFactory::Create(const End
   std::shared_ptr<DeviceHandle> handle;
   ibv_port_attr port_attr;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ASSIGN_OR_RETURN(handle, Acquire(spec.device));
     if (int rc = ibv_query_port(handle->context(), static_cast<uint8_t>(spec.port), &port_attr);
         rc != 0) {

@@ -2,12 +2,16 @@
 // registered buffer per endpoint, RDMA WRITE latency ping-pong and
 // streaming bandwidth (see endpoint.h for the contract).
 //
-// Device contexts and protection domains are opened on first use and kept
-// (one per device, shared by every endpoint on it); a context whose device
-// was removed (IBV_EVENT_DEVICE_FATAL, or a port query failing) is dropped
-// and the device opened again on the next endpoint, so probing resumes
-// when the device returns. The GID is looked up anew for every endpoint,
-// which is what re-resolving on IBV_EVENT_GID_CHANGE amounts to here.
+// A device context and protection domain are shared by the endpoints that
+// exist on a device at the same time and closed with the last of them: no
+// context is held between probes. That matters for removal: a driver
+// without context disassociation (rxe) makes `rdma link delete` wait until
+// every user context is closed, so a context kept open would hold the
+// removal up for good (an open responder endpoint holds it until it is
+// closed or its lease ends). A removed device fails probes with
+// device_unavailable; probing resumes when it returns. The GID is looked up
+// anew for every endpoint, which is what re-resolving on
+// IBV_EVENT_GID_CHANGE amounts to here.
 //
 // Thread-safe: Create may be called from any thread.
 #pragma once
@@ -18,7 +22,9 @@
 #include <memory>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
 #include "probe/endpoint.h"
 
 namespace roced::probe {
@@ -41,12 +47,13 @@ class VerbsEndpointFactory final : public EndpointFactory {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // The open handle of `device`, (re)opened as needed.
+  // The open handle of `device`: the one live endpoints share, else a new
+  // one. device_unavailable when the device is not (or no longer) listed.
   absl::StatusOr<std::shared_ptr<DeviceHandle>> Acquire(const std::string& device)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<DeviceHandle>> devices_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<DeviceHandle>> devices_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace roced::probe

@@ -61,7 +61,8 @@ roced_drift_detected_total counter
 roced_reconcile_runs_total counter
 roced_reconcile_duration_seconds histogram
 roced_converged gauge
-# Issue 5 (probes): names the issue defines, not built yet.
+# Probes: series exist once a probe ran (labels peer, device/kind/reason);
+# the names are pinned by probe_runtime_test.
 roced_probe_latency_seconds histogram
 roced_probe_bandwidth_bits_per_second gauge
 roced_probe_failures_total counter

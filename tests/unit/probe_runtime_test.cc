@@ -13,13 +13,13 @@
 #include <grpcpp/grpcpp.h>
 
 #include <filesystem>
+#include <mutex>
 #include <functional>
 #include <future>
 #include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/probe_runtime.h"
 #include "agent/server.h"
@@ -41,10 +41,10 @@ struct FakeBehaviour {
   std::atomic<int> serving{0};
   std::atomic<int> running{0};
   std::atomic<bool> block{false};  // runs wait until cleared (or cancelled)
-  absl::Mutex mu;
-  absl::Status run_error ABSL_GUARDED_BY(mu);
-  std::vector<roced::v1::QpEndpoint> last_remote ABSL_GUARDED_BY(mu);
-  uint32_t last_traffic_class ABSL_GUARDED_BY(mu) = 0;
+  std::mutex mu;
+  absl::Status run_error;
+  std::vector<roced::v1::QpEndpoint> last_remote;
+  uint32_t last_traffic_class = 0;
 };
 
 class FakeEndpoint final : public probe::Endpoint {
@@ -70,7 +70,7 @@ class FakeEndpoint final : public probe::Endpoint {
   const std::string& device() const override { return device_; }
   absl::Status Connect(const std::vector<roced::v1::QpEndpoint>& remote,
                        uint32_t traffic_class) override {
-    absl::MutexLock lock(&b_->mu);
+    std::lock_guard<std::mutex> lock(b_->mu);
     b_->last_remote = remote;
     b_->last_traffic_class = traffic_class;
     return absl::OkStatus();
@@ -111,7 +111,7 @@ class FakeEndpoint final : public probe::Endpoint {
       absl::SleepFor(absl::Milliseconds(5));
     }
     --b_->running;
-    absl::MutexLock lock(&b_->mu);
+    std::lock_guard<std::mutex> lock(b_->mu);
     return b_->run_error;
   }
 
@@ -255,12 +255,12 @@ TEST(ProbeRuntime, LatencyProbeToAConfiguredPeerReportsStatsAndReleasesBothEndpo
   // Both sides connected to each other's queue pairs with the configured
   // traffic class, then released everything.
   {
-    absl::MutexLock lock(&initiator.behaviour.mu);
+    std::lock_guard<std::mutex> lock(initiator.behaviour.mu);
     ASSERT_EQ(initiator.behaviour.last_remote.size(), 1u);
     EXPECT_EQ(initiator.behaviour.last_traffic_class, 106u);
   }
   {
-    absl::MutexLock lock(&responder.behaviour.mu);
+    std::lock_guard<std::mutex> lock(responder.behaviour.mu);
     EXPECT_EQ(responder.behaviour.last_traffic_class, 106u);
   }
   EXPECT_EQ(initiator.behaviour.live.load(), 0);
@@ -287,7 +287,7 @@ TEST(ProbeRuntime, BandwidthProbeReportsGbpsAndTheBandwidthGauge) {
   EXPECT_DOUBLE_EQ(r.bandwidth().gbps(), 10);
   EXPECT_NEAR(r.bandwidth().msg_rate_mpps(), 0.019073, 1e-9);
   {
-    absl::MutexLock lock(&responder.behaviour.mu);
+    std::lock_guard<std::mutex> lock(responder.behaviour.mu);
     EXPECT_EQ(responder.behaviour.last_remote.size(), 2u);  // one per QP
   }
   EXPECT_THAT(initiator.Metrics(),
@@ -381,7 +381,7 @@ TEST(ProbeRuntime, WorkCompletionErrorIsTheFailureReasonAndIsCounted) {
   Node responder("");
   Node initiator(PeersConfig("node2", responder.address()));
   {
-    absl::MutexLock lock(&initiator.behaviour.mu);
+    std::lock_guard<std::mutex> lock(initiator.behaviour.mu);
     initiator.behaviour.run_error =
         probe::ProbeError(absl::StatusCode::kAborted, probe::WcErrorReason(IBV_WC_RETRY_EXC_ERR),
                           "work completion error on QP 17");

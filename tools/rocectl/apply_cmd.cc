@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "model/config_yaml.h"
@@ -63,8 +64,17 @@ std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
                         "` before the deadline or the agent rolls back by itself.\n");
       }
     } else {
-      absl::StrAppend(&out, "Apply failed; every step was rolled back and generation ", r.generation(),
-                      " stays in force.\n");
+      bool undo_failed = false;
+      for (const auto& sr : r.result().steps()) {
+        undo_failed |= absl::StrContains(sr.error(), "rollback failed");
+      }
+      if (undo_failed) {
+        absl::StrAppend(&out, "Apply failed and its ROLLBACK FAILED for the steps marked above: the node is "
+                              "partly changed; generation ", r.generation(), " stays in force.\n");
+      } else {
+        absl::StrAppend(&out, "Apply failed; every step was rolled back and generation ", r.generation(),
+                        " stays in force.\n");
+      }
     }
   }
   return out;

@@ -17,12 +17,14 @@ for kind in latency bandwidth; do
   wait "$b" || { cat "$tmp/2to1"; fail "$kind: node2 -> node1 failed while node1 -> node2 ran"; }
   # The two runs overlapped in time.
   "$PY" - "$tmp/1to2" "$tmp/2to1" <<'PY' || fail "$kind: the two probes did not overlap"
-import json, sys
+import json, re, sys
 from datetime import datetime
 def span(path):
     r = json.load(open(path))
     assert r["success"], r
-    start = datetime.fromisoformat(r["startedAt"].replace("Z", "+00:00")).timestamp()
+    # Nanosecond fractions: keep microseconds for fromisoformat.
+    t = re.sub(r"(\.\d{6})\d*", r"\1", r["startedAt"]).replace("Z", "+00:00")
+    start = datetime.fromisoformat(t).timestamp()
     return start, start + float(r["elapsed"].rstrip("s"))
 (a0, a1), (b0, b1) = span(sys.argv[1]), span(sys.argv[2])
 assert a0 < b1 and b0 < a1, ((a0, a1), (b0, b1))

@@ -31,5 +31,5 @@ grep -q '^roced_probe_latency_seconds_count{device="rxe0",peer="node2"} [1-9]' <
 grep -q '^roced_probe_last_success_timestamp_seconds{kind="latency",peer="node2"}' <<<"$m" ||
   fail "node1 /metrics has no last-success timestamp for node2"
 hist=$(pctl node1 -o json probes node2 --kind latency --limit 1) || fail "rocectl probes failed"
-expect_eq "latest listed result" "$(json_get "$table" "''" 2>/dev/null; json_get "$hist" "j['results'][0]['success']")" True
+expect_eq "latest listed result succeeded" True "$(json_get "$hist" "j['results'][0]['success']")"
 pass "node1 -> node2: p50 ${p50} us, p99 ${p99} us (2 B x 200)"
