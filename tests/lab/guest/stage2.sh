@@ -25,7 +25,8 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm /dev/hugepages
 mount -t devpts -o gid=5,mode=620,ptmxmode=000 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# /tmp stays the host's (read-only lower, writable overlay upper): a checkout
+# under /tmp (CI clones there) must be visible to the guest.
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null
