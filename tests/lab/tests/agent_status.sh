@@ -7,8 +7,14 @@ require_lab
 ns=$("$LAB" netns)
 for ((i = 1; i <= NODES; i++)); do
   ip=$("$LAB" addr node$i)
-  out=$(ip netns exec "$ns" "$ROCECTL_BIN" --target "$ip:7471" -o json status) ||
-    fail "node$i: rocectl status failed"
+  # A test before this one may have removed and re-added rxe0: the agent
+  # re-opens it on its next discovery pass (every 10 s), so allow 30 s.
+  for ((try = 0; try < 30; try++)); do
+    out=$(ip netns exec "$ns" "$ROCECTL_BIN" --target "$ip:7471" -o json status) ||
+      fail "node$i: rocectl status failed"
+    grep -q '"verbsOpen": true' <<<"$out" && break
+    sleep 1
+  done
   # Discovery and verbs on a real kernel: rxe0 on eth0, its verbs context held
   # open, port ACTIVE with the active MTU verbs reports (1024 for a 1500-byte
   # netdev), and a RoCE v2 GID carrying the node's lab address.
