@@ -182,6 +182,7 @@ absl::StatusOr<ProbeRuntime::LocalPort> ProbeRuntime::ResolveLocalPort() const {
       lp.device = dev.name();
       lp.port = port.number();
       lp.netdev = port.netdev();
+      lp.numa_node = dev.numa_node();
       // The lossless class of the probing interface, when the config sets
       // one (roce.default_tos).
       for (const auto& iface : config.interfaces()) {
@@ -292,10 +293,9 @@ absl::StatusOr<roced::v1::ProbeResult> ProbeRuntime::RunProbe(
   if (stopping_.load()) return absl::UnavailableError("agent is stopping");
   absl::StatusOr<ProbeParams> params = Params(request);
   if (!params.ok()) return params.status();
-  const uint32_t max_concurrent = [&] {
-    const auto& pc = agent_->State().config().desired().probes();
-    return pc.has_max_concurrent() ? pc.max_concurrent() : 4u;
-  }();
+  const roced::v1::NodeState state = agent_->State();
+  const roced::v1::ProbeConfig& pc = state.config().desired().probes();
+  const uint32_t max_concurrent = pc.has_max_concurrent() ? pc.max_concurrent() : 4u;
   absl::StatusOr<probe::ProbeLimiter::Slot> slot = limiter_.TryAcquire(params->kind, max_concurrent);
   if (!slot.ok()) return slot.status();
   roced::v1::ProbeResult result = Execute(*params);
@@ -388,6 +388,7 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
   spec.device = local->device;
   spec.port = local->port;
   spec.netdev = local->netdev;
+  spec.numa_node = local->numa_node;
   spec.kind = params.kind;
   spec.size = params.size;
   spec.qps = latency ? 1 : params.qps;
@@ -563,6 +564,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
   spec.device = local->device;
   spec.port = local->port;
   spec.netdev = local->netdev;
+  spec.numa_node = local->numa_node;
   spec.kind = request.kind();
   spec.size = request.size();
   spec.qps = static_cast<uint32_t>(request.initiator_qps_size());

@@ -116,6 +116,7 @@ class ProbeRuntime {
     std::string device;
     uint32_t port = 0;
     std::string netdev;
+    int numa_node = -1;
     uint32_t default_tos = 0;
     bool has_default_tos = false;
   };

@@ -41,6 +41,9 @@ struct EndpointSpec {
   uint32_t qps = 1;
   // Send queue depth per QP (work requests in flight).
   uint32_t outstanding = 1;
+  // The device's NUMA node (-1: unknown): the buffer's pages are placed
+  // there when possible.
+  int numa_node = -1;
 };
 
 struct LatencyOptions {
@@ -64,11 +67,13 @@ struct BandwidthOptions {
   // still in flight when `duration` ends may take up to 2 x duration plus
   // this to drain; they are not counted.
   absl::Duration completion_timeout = absl::Seconds(5);
-  // Window over which the peak rate is measured.
+  // Shortest window over which the peak rate is measured (a window also
+  // spans at least four completions).
   absl::Duration peak_window = absl::Milliseconds(100);
 };
 
-// What completed within the duration (as ib_write_bw -D counts it).
+// What completed within the duration; `elapsed` runs from the first post
+// to the last of those completions (ib_write_bw's definition).
 struct BandwidthRun {
   uint64_t bytes = 0;
   uint64_t messages = 0;

@@ -5,6 +5,7 @@
 #include <net/if.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,17 +95,17 @@ Clock::time_point ClockDeadline(absl::Time at) {
   return ClockDeadline(at - absl::Now());
 }
 
-// Waiting without hogging a CPU the NIC's (or Soft-RoCE's) completion
-// processing may need: spin briefly (the common case on hardware, where a
-// round trip takes microseconds), then yield, and after a long idle spell
-// sleep in short steps.
+// Waiting for the peer: spin like ib_write_lat does for as long as a round
+// trip plausibly takes (a yield or sleep in the loop adds its wake-up time
+// to every sample), then yield, and after a long idle spell (a responder
+// between runs) sleep in short steps so an idle endpoint costs no CPU.
 class Backoff {
  public:
   void Pause() {
     ++polls_;
     if ((polls_ & 63) != 0 && phase_ == 0) return;
     const Clock::duration idle = Clock::now() - start_;
-    if (idle < std::chrono::microseconds(20)) {
+    if (idle < std::chrono::milliseconds(2)) {
       phase_ = 0;
     } else if (idle < std::chrono::milliseconds(10)) {
       phase_ = 1;
@@ -154,7 +155,10 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  absl::Status Allocate(size_t length) {
+  // Maps `length` bytes (rounded up to pages), preferring NUMA node
+  // `numa_node` (-1: no preference). Pages are placed when first touched,
+  // so the caller should write them before registering.
+  absl::Status Allocate(size_t length, int numa_node) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     length_ = (length + page - 1) / page * page;
     void* p = mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -164,6 +168,16 @@ class Buffer {
                         absl::StrCat("mmap ", length, " bytes: ", std::strerror(errno)));
     }
     data_ = static_cast<uint8_t*>(p);
+    if (numa_node >= 0 && numa_node < 64) {
+      // mbind(2) through syscall(2): libnuma is not a dependency. A
+      // preference, not a requirement: on failure the kernel's default
+      // placement stands.
+      constexpr int kMpolPreferred = 1;
+      unsigned long mask = 1UL << numa_node;
+      if (syscall(SYS_mbind, p, length_, kMpolPreferred, &mask, 64, 0) != 0) {
+        LOG_DEBUG << "probe: mbind to NUMA node " << numa_node << ": " << std::strerror(errno);
+      }
+    }
     return absl::OkStatus();
   }
   uint8_t* data() const { return data_; }
@@ -203,7 +217,7 @@ class VerbsEndpoint final : public Endpoint {
     gid_ = gid;
     const uint32_t qps = std::max<uint32_t>(1, spec_.qps);
     const uint32_t depth = std::max<uint32_t>(1, spec_.outstanding);
-    RETURN_IF_ERROR(buffer_.Allocate(2 * static_cast<size_t>(spec_.size)));
+    RETURN_IF_ERROR(buffer_.Allocate(2 * static_cast<size_t>(spec_.size), spec_.numa_node));
     std::memset(buffer_.data(), 0, buffer_.length());
     ibv_mr* mr = ibv_reg_mr(device_->pd(), buffer_.data(), buffer_.length(),
                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
@@ -407,8 +421,10 @@ class VerbsEndpoint final : public Endpoint {
         end + 2 * absl::ToChronoNanoseconds(options.duration) + completion_timeout;
     Clock::time_point window_start = start;
     uint64_t window_bytes = 0;
+    uint32_t window_completions = 0;
     uint64_t completed = 0;  // messages, including those after `end`
     Clock::time_point last_progress = start;
+    Clock::time_point last_counted = start;
     ibv_wc wcs[16];
     while (true) {
       const Clock::time_point now = Clock::now();
@@ -436,10 +452,15 @@ class VerbsEndpoint final : public Endpoint {
         if (q >= nqp) continue;
         in_flight[q] -= std::min(in_flight[q], cq_mod);
         completed += cq_mod;
-        // As ib_write_bw -D: what completed within the run's duration counts.
+        // What completed within the run's duration counts, over the time
+        // up to its last completion (as ib_write_bw divides by first post
+        // to last completion): each completion retires cq_mod messages at
+        // once, and dividing by the full duration would lose up to a
+        // chunk's worth at the end.
         if (after <= end) {
           run.messages += cq_mod;
           run.bytes += static_cast<uint64_t>(cq_mod) * spec_.size;
+          last_counted = after;
         }
       }
       if (n > 0) {
@@ -447,12 +468,17 @@ class VerbsEndpoint final : public Endpoint {
       } else if (after - last_progress > completion_timeout) {
         return TimedOutBandwidth(completed == 0, "a completion");
       }
-      if (after <= end && after - window_start >= window) {
+      window_completions += static_cast<uint32_t>(n);
+      // A window closes after peak_window and at least four completions:
+      // each completion retires cq_mod messages at once, and a window with
+      // one completion on a slow link would report that burst as the peak.
+      if (after <= end && after - window_start >= window && window_completions >= 4) {
         const double secs = std::chrono::duration<double>(after - window_start).count();
         run.peak_bits_per_second = std::max(
             run.peak_bits_per_second, static_cast<double>(run.bytes - window_bytes) * 8.0 / secs);
         window_start = after;
         window_bytes = run.bytes;
+        window_completions = 0;
       }
       if (stopping && std::all_of(in_flight.begin(), in_flight.end(),
                                   [](uint32_t f) { return f == 0; })) {
@@ -460,7 +486,7 @@ class VerbsEndpoint final : public Endpoint {
       }
     }
     if (cancel != nullptr && cancel->load()) return Cancelled();
-    run.elapsed = absl::Nanoseconds(Nanos(end - start));
+    run.elapsed = absl::Nanoseconds(Nanos(run.messages > 0 ? last_counted - start : end - start));
     return run;
   }
 
