@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -11,12 +13,14 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
 #include "model/validate.h"
+#include "reconcile/journal.h"
 #include "reconcile/linux_node_io.h"
 #include "reconcile/plan.h"
 #include "hal/link_mtu.h"
 #include "google/protobuf/util/json_util.h"
 #include "roced/version.h"
 #include "util/fs.h"
+#include "util/status_macros.h"
 #include "util/log.h"
 
 namespace roced::agent {
@@ -224,6 +228,99 @@ absl::Status Agent::Persist(const roced::v1::AcceptedConfig& accepted) {
   return util::WriteFileAtomic(options_.state_dir + "/accepted.json", json);
 }
 
+absl::Status Agent::WriteJournal(uint64_t for_generation, const std::string& reason,
+                                 const std::vector<roced::v1::PriorValue>& prior) {
+  if (options_.state_dir.empty() || prior.empty()) return absl::OkStatus();
+  roced::v1::ApplyJournal journal;
+  journal.set_for_generation(for_generation);
+  journal.set_reason(reason);
+  *journal.mutable_started_at() = TimeUtil::GetCurrentTime();
+  for (const auto& p : prior) *journal.add_prior() = p;
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  auto st = google::protobuf::util::MessageToJsonString(journal, &json, opts);
+  if (!st.ok()) return absl::InternalError(st.ToString());
+  return util::WriteFileAtomic(options_.state_dir + "/apply-journal.json", json);
+}
+
+void Agent::RemoveJournal() {
+  if (options_.state_dir.empty()) return;
+  const std::string path = options_.state_dir + "/apply-journal.json";
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    LOG_WARNING << "cannot remove " << path << ": " << std::strerror(errno);
+  }
+}
+
+void Agent::LoadJournal(const std::optional<roced::v1::AcceptedConfig>& persisted) {
+  if (options_.state_dir.empty()) return;
+  const std::string path = options_.state_dir + "/apply-journal.json";
+  auto text = util::ReadFile(path);
+  if (!text.ok()) return;
+  roced::v1::ApplyJournal journal;
+  if (auto st = google::protobuf::util::JsonStringToMessage(*text, &journal); !st.ok()) {
+    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
+    RemoveJournal();
+    return;
+  }
+  if (journal.for_generation() != 0 && persisted && persisted->generation() >= journal.for_generation()) {
+    // The apply it guarded was accepted before the agent stopped.
+    RemoveJournal();
+    return;
+  }
+  LOG_WARNING << "the agent stopped in the middle of an apply (" << journal.reason() << ", started "
+              << TimeUtil::ToString(journal.started_at()) << "); writing back the " << journal.prior_size()
+              << " value(s) it had changed before resuming";
+  pending_restore_ = reconcile::MergePrior(
+      pending_restore_, std::vector<roced::v1::PriorValue>(journal.prior().begin(), journal.prior().end()));
+}
+
+bool Agent::RestorePendingLocked(const std::string& reason) {
+  if (pending_restore_.empty()) return true;
+  std::vector<reconcile::Target> targets;
+  reconcile::Plan plan = reconcile::RestorePlan(pending_restore_, io_, &targets);
+  if (plan.empty()) {
+    pending_restore_.clear();
+    RemoveJournal();
+    return true;
+  }
+  roced::v1::ApplyResult result = reconcile::ApplyPlan(plan, targets, io_);
+  for (const auto& sr : result.steps()) {
+    LOG_INFO << "restore (" << reason << "): " << sr.step().object() << " " << sr.step().field() << " "
+             << sr.step().current() << " -> " << sr.step().wanted() << ": "
+             << roced::v1::StepOutcome_Name(sr.outcome()) << (sr.error().empty() ? "" : " ") << sr.error();
+  }
+  reconcile_runs_->Add({{"result", result.success() ? "restore" : "failure"}}).Increment();
+  roced::v1::StateEvent ev;
+  ev.mutable_reconcile()->set_generation(accepted_.generation());
+  *ev.mutable_reconcile()->mutable_result() = result;
+  Publish(std::move(ev));
+  if (!result.success()) {
+    LOG_ERROR << "restore (" << reason << ") failed; trying again on the next pass";
+    return false;
+  }
+  pending_restore_.clear();
+  RemoveJournal();
+  return true;
+}
+
+absl::Status Agent::RollBackProvisionalLocked() {
+  roced::v1::AcceptedConfig back;
+  back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  back.set_path(accepted_.path());
+  back.set_file_digest(accepted_.file_digest());
+  *back.mutable_config() = accepted_.previous();
+  std::vector<roced::v1::PriorValue> prior(accepted_.prior().begin(), accepted_.prior().end());
+  // Journal first: an agent that dies between accepting `back` and writing
+  // the values still restores them at start-up.
+  if (absl::Status s = WriteJournal(0, "confirm-timeout rollback", prior); !s.ok()) {
+    LOG_WARNING << "cannot journal the rollback: " << s.message();
+  }
+  RETURN_IF_ERROR(Accept(back));
+  pending_restore_ = reconcile::MergePrior(prior, pending_restore_);
+  return absl::OkStatus();
+}
+
 absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
   model::ApplyDefaults(accepted.mutable_config());
   accepted.set_generation(accepted_.generation() + 1);
@@ -266,6 +363,8 @@ absl::Status Agent::LoadConfig(bool startup) {
   if (startup && accepted_.generation() == 0) {
     persisted = LoadPersisted();
     if (persisted) accepted_.set_generation(persisted->generation());
+    LoadJournal(persisted);
+    if (!pending_restore_.empty()) TriggerReconcile("start-up restore");
   }
   if (options_.config_optional && !util::PathExists(options_.config_path)) {
     if (persisted && persisted->config().api_version() == "roced/v1") {
@@ -314,6 +413,9 @@ absl::Status Agent::LoadConfig(bool startup) {
       back.set_path(persisted->path());
       back.set_file_digest(persisted->file_digest());
       *back.mutable_config() = persisted->previous();
+      pending_restore_ = reconcile::MergePrior(
+          std::vector<roced::v1::PriorValue>(persisted->prior().begin(), persisted->prior().end()),
+          pending_restore_);
       persisted = back;
     } else {
       // Resuming the very state that was persisted keeps its generation.
@@ -383,9 +485,27 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
     response.set_generation(accepted_.generation());
     return response;
   }
+  // Re-sending the config in force changes nothing, not even the
+  // generation (a controller that re-pushes on every sync loop would
+  // otherwise make generations meaningless).
+  if (plan.empty() && confirm == absl::ZeroDuration() && !accepted_.provisional() &&
+      accepted_.source() == roced::v1::CONFIG_SOURCE_GRPC &&
+      google::protobuf::util::MessageDifferencer::Equals(accepted_.config(), config)) {
+    response.mutable_result()->set_success(true);
+    response.set_generation(accepted_.generation());
+    return response;
+  }
+  std::vector<roced::v1::PriorValue> prior;
   if (config.mode() == roced::v1::MODE_ENFORCE && !plan.empty()) {
+    prior = reconcile::PriorValues(plan, *targets);
+    // Before the node is touched: an agent killed during the apply writes
+    // these back at start-up.
+    if (absl::Status s = WriteJournal(accepted_.generation() + 1, "ApplyConfig", prior); !s.ok()) {
+      return absl::UnavailableError(absl::StrCat("cannot journal the apply, nothing changed: ", s.message()));
+    }
     *response.mutable_result() = reconcile::ApplyPlan(plan, *targets, io_);
     if (!response.result().success()) {
+      RemoveJournal();
       reconcile_runs_->Add({{"result", "failure"}}).Increment();
       response.set_generation(accepted_.generation());
       return response;
@@ -403,8 +523,14 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
     *next.mutable_previous() = accepted_.provisional() ? accepted_.previous() : accepted_.config();
     *next.mutable_confirm_deadline() = ToProto(absl::Now() + confirm);
     *response.mutable_confirm_deadline() = next.confirm_deadline();
+    // The oldest value of each field is the one a rollback returns to.
+    std::vector<roced::v1::PriorValue> older;
+    if (accepted_.provisional()) older.assign(accepted_.prior().begin(), accepted_.prior().end());
+    for (const auto& p : reconcile::MergePrior(older, prior)) *next.add_prior() = p;
   }
-  if (absl::Status s = Accept(next); !s.ok()) return s;
+  absl::Status accepted = Accept(next);
+  RemoveJournal();
+  if (!accepted.ok()) return accepted;
   response.set_generation(accepted_.generation());
   ReconcileLocked("config applied", /*config_change=*/true);
   // Wake the loop so it re-arms its timer for the confirm deadline and the
@@ -427,6 +553,7 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
   roced::v1::AcceptedConfig confirmed = accepted_;
   confirmed.set_provisional(false);
   confirmed.clear_previous();
+  confirmed.clear_prior();
   confirmed.clear_confirm_deadline();
   if (absl::Status s = Persist(confirmed); !s.ok()) return s;
   accepted_ = confirmed;
@@ -450,6 +577,7 @@ roced::v1::ApplyResult Agent::Reconcile(const std::string& reason) {
 
 roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool config_change) {
   roced::v1::ApplyResult result;
+  RestorePendingLocked(reason);
   if (accepted_.generation() == 0 || accepted_.config().api_version().empty()) {
     result.set_success(true);
     return result;
@@ -587,12 +715,7 @@ void Agent::ReconcileLoop() {
     if (accepted_.provisional() && FromProto(accepted_.confirm_deadline()) <= absl::Now()) {
       LOG_WARNING << "provisional generation " << accepted_.generation()
                   << " was not confirmed in time; rolling back to the previous config";
-      roced::v1::AcceptedConfig back;
-      back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
-      back.set_path(accepted_.path());
-      back.set_file_digest(accepted_.file_digest());
-      *back.mutable_config() = accepted_.previous();
-      if (absl::Status s = Accept(back); !s.ok()) {
+      if (absl::Status s = RollBackProvisionalLocked(); !s.ok()) {
         LOG_ERROR << "confirm-timeout rollback: " << s.message();
         continue;
       }

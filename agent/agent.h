@@ -147,6 +147,20 @@ class Agent {
   absl::Status Accept(roced::v1::AcceptedConfig accepted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   absl::Status Persist(const roced::v1::AcceptedConfig& accepted);
   std::optional<roced::v1::AcceptedConfig> LoadPersisted();
+  // <state-dir>/apply-journal.json (see ApplyJournal in state.proto).
+  absl::Status WriteJournal(uint64_t for_generation, const std::string& reason,
+                            const std::vector<roced::v1::PriorValue>& prior);
+  void RemoveJournal();
+  // At start-up: a journal left by an apply that did not land becomes
+  // pending_restore_.
+  void LoadJournal(const std::optional<roced::v1::AcceptedConfig>& persisted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Writes pending_restore_ back to the node; clears it (and the journal)
+  // once done. False when the restore failed (it stays pending).
+  bool RestorePendingLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Returns from an unconfirmed provisional config: accepts `previous`
+  // (source CONFIRM_TIMEOUT) and restores the provisional apply's priors.
+  absl::Status RollBackProvisionalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   roced::v1::ApplyResult ReconcileLocked(const std::string& reason, bool config_change)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   bool NetdevExists(const std::string& netdev) const;
@@ -177,6 +191,9 @@ class Agent {
   // when to try again.
   std::map<reconcile::HugepagePool, std::pair<uint64_t, absl::Time>> hugepage_backoff_
       ABSL_GUARDED_BY(reconcile_mu_);
+  // Values to write back before the next reconcile: from a confirm-timeout
+  // rollback or a journal found at start-up.
+  std::vector<roced::v1::PriorValue> pending_restore_ ABSL_GUARDED_BY(reconcile_mu_);
 
   std::mutex rloop_mu_;
   bool rstop_ ABSL_GUARDED_BY(rloop_mu_) = false;

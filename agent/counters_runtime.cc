@@ -55,12 +55,21 @@ CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options) :
   watchdog_ = std::make_shared<metrics::PfcWatchdog>(
       pause_source_.get(), metrics::PfcWatchdogOptions(),
       [this](const metrics::PfcStormTransition& change) { OnStormChange(change); });
+  if (agent->options().paths.IsLiveSysfs()) {
+    dcb_collector_ = std::make_shared<metrics::DcbCollector>(&dcb_, [this] {
+      std::vector<std::string> netdevs;
+      for (const auto& p : Ports()) netdevs.push_back(p.netdev);
+      return netdevs;
+    });
+  }
 }
 
 CountersRuntime::~CountersRuntime() { Stop(); }
 
 std::vector<std::shared_ptr<prometheus::Collectable>> CountersRuntime::Collectables() const {
-  return {collector_, watchdog_};
+  std::vector<std::shared_ptr<prometheus::Collectable>> out = {collector_, watchdog_};
+  if (dcb_collector_) out.push_back(dcb_collector_);
+  return out;
 }
 
 std::vector<metrics::PortNetdev> CountersRuntime::Ports() const {

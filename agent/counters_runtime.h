@@ -26,7 +26,9 @@
 #include "agent/agent.h"
 #include "hal/counter_files.h"
 #include "hal/ethtool_stats.h"
+#include "hal/dcb_netlink.h"
 #include "metrics/counter_collector.h"
+#include "metrics/dcb_collector.h"
 #include "metrics/pfc_watchdog.h"
 #include "prometheus/collectable.h"
 #include "roced/v1/agent.pb.h"
@@ -80,6 +82,9 @@ class CountersRuntime {
   std::unique_ptr<metrics::EthtoolPauseCounterSource> pause_source_;
   std::shared_ptr<metrics::CounterCollector> collector_;
   std::shared_ptr<metrics::PfcWatchdog> watchdog_;
+  // DCB PFC state and request/indication counts, on the live /sys only.
+  hal::DcbNetlink dcb_;
+  std::shared_ptr<metrics::DcbCollector> dcb_collector_;
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).

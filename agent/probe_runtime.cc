@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
+#include "model/validate.h"
 #include "probe/counter_delta.h"
 #include "probe/reason.h"
 #include "probe/stats.h"
@@ -183,6 +184,12 @@ absl::StatusOr<ProbeRuntime::LocalPort> ProbeRuntime::ResolveLocalPort() const {
       lp.port = port.number();
       lp.netdev = port.netdev();
       lp.numa_node = dev.numa_node();
+      for (const auto& hp : config.hugepages()) {
+        if (model::HugepageSizeKb(hp.size()) == 2048 && hp.count() > 0 &&
+            (!hp.has_numa_node() || static_cast<int>(hp.numa_node()) == dev.numa_node())) {
+          lp.hugepages = true;
+        }
+      }
       // The lossless class of the probing interface, when the config sets
       // one (roce.default_tos).
       for (const auto& iface : config.interfaces()) {
@@ -389,12 +396,14 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
   spec.port = local->port;
   spec.netdev = local->netdev;
   spec.numa_node = local->numa_node;
+  spec.hugepages = local->hugepages;
   spec.kind = params.kind;
   spec.size = params.size;
   spec.qps = latency ? 1 : params.qps;
   spec.outstanding = latency ? 1 : (params.outstanding + spec.qps - 1) / spec.qps;
   absl::StatusOr<std::unique_ptr<probe::Endpoint>> endpoint = factory_->Create(spec);
   if (!endpoint.ok()) return finish(endpoint.status());
+  result.set_buffer_hugepages((*endpoint)->hugepages());
   const uint32_t traffic_class =
       params.traffic_class.has_value() ? *params.traffic_class
                                        : (local->has_default_tos ? local->default_tos : 0);
@@ -565,6 +574,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
   spec.port = local->port;
   spec.netdev = local->netdev;
   spec.numa_node = local->numa_node;
+  spec.hugepages = local->hugepages;
   spec.kind = request.kind();
   spec.size = request.size();
   spec.qps = static_cast<uint32_t>(request.initiator_qps_size());

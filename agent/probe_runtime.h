@@ -117,6 +117,7 @@ class ProbeRuntime {
     uint32_t port = 0;
     std::string netdev;
     int numa_node = -1;
+    bool hugepages = false;  // the config reserves 2 MiB pages for it
     uint32_t default_tos = 0;
     bool has_default_tos = false;
   };

@@ -44,6 +44,9 @@ struct EndpointSpec {
   // The device's NUMA node (-1: unknown): the buffer's pages are placed
   // there when possible.
   int numa_node = -1;
+  // Map the buffer with 2 MiB hugepages (MAP_HUGETLB) when the node's pool
+  // has a free page; normal pages otherwise.
+  bool hugepages = false;
 };
 
 struct LatencyOptions {
@@ -89,6 +92,8 @@ class Endpoint {
   // buffer address, rkey, active MTU).
   virtual const std::vector<roced::v1::QpEndpoint>& local() const = 0;
   virtual const std::string& device() const = 0;
+  // Whether the registered buffer sits on hugepages.
+  virtual bool hugepages() const { return false; }
 
   // Brings every QP to RTS against the matching `remote` entry (same
   // count as local()). The path MTU is the smaller of both active MTUs;

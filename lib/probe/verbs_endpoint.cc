@@ -158,10 +158,27 @@ class Buffer {
   // Maps `length` bytes (rounded up to pages), preferring NUMA node
   // `numa_node` (-1: no preference). Pages are placed when first touched,
   // so the caller should write them before registering.
-  absl::Status Allocate(size_t length, int numa_node) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    length_ = (length + page - 1) / page * page;
-    void* p = mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  absl::Status Allocate(size_t length, int numa_node, bool hugepages) {
+    void* p = MAP_FAILED;
+    if (hugepages) {
+      // 2 MiB pages from the node's reserved pool (MAP_HUGE_2MB); with no
+      // free page the mmap fails at once and normal pages are used.
+      constexpr size_t kHuge = size_t{2} << 20;
+      constexpr int kMapHuge2Mb = 21 << MAP_HUGE_SHIFT;
+      length_ = (length + kHuge - 1) / kHuge * kHuge;
+      p = mmap(nullptr, length_, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | kMapHuge2Mb, -1, 0);
+      if (p == MAP_FAILED) {
+        LOG_DEBUG << "probe: no 2 MiB hugepage for the buffer (" << std::strerror(errno)
+                  << "); using normal pages";
+      }
+      huge_ = p != MAP_FAILED;
+    }
+    if (p == MAP_FAILED) {
+      const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      length_ = (length + page - 1) / page * page;
+      p = mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
     if (p == MAP_FAILED) {
       length_ = 0;
       return ProbeError(absl::StatusCode::kResourceExhausted, kReasonLocalError,
@@ -182,10 +199,12 @@ class Buffer {
   }
   uint8_t* data() const { return data_; }
   size_t length() const { return length_; }
+  bool huge() const { return huge_; }
 
  private:
   uint8_t* data_ = nullptr;
   size_t length_ = 0;
+  bool huge_ = false;
 };
 
 absl::Status VerbsError(absl::string_view what, int err) {
@@ -217,7 +236,7 @@ class VerbsEndpoint final : public Endpoint {
     gid_ = gid;
     const uint32_t qps = std::max<uint32_t>(1, spec_.qps);
     const uint32_t depth = std::max<uint32_t>(1, spec_.outstanding);
-    RETURN_IF_ERROR(buffer_.Allocate(2 * static_cast<size_t>(spec_.size), spec_.numa_node));
+    RETURN_IF_ERROR(buffer_.Allocate(2 * static_cast<size_t>(spec_.size), spec_.numa_node, spec_.hugepages));
     std::memset(buffer_.data(), 0, buffer_.length());
     ibv_mr* mr = ibv_reg_mr(device_->pd(), buffer_.data(), buffer_.length(),
                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
@@ -288,6 +307,7 @@ class VerbsEndpoint final : public Endpoint {
 
   const std::vector<roced::v1::QpEndpoint>& local() const override { return local_; }
   const std::string& device() const override { return device_->name(); }
+  bool hugepages() const override { return buffer_.huge(); }
 
   absl::Status Connect(const std::vector<roced::v1::QpEndpoint>& remote,
                        uint32_t traffic_class) override {

@@ -10,7 +10,9 @@
 
 #include "agent/agent.h"
 #include "fake_node_io_for_test.h"
+#include "google/protobuf/util/json_util.h"
 #include "model/config_yaml.h"
+#include "util/fs.h"
 
 namespace roced::agent {
 namespace {
@@ -179,6 +181,139 @@ TEST_F(AgentReconcileTest, ProvisionalConfigRollsBackWithoutConfirm) {
   EXPECT_EQ(state.config().generation(), 3u);
   EXPECT_EQ(state.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
   EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
+}
+
+TEST_F(AgentReconcileTest, ProvisionalRollbackRestoresFieldsThePreviousConfigDoesNotManage) {
+  agent_.reset();
+  Start("", /*loop=*/true);
+  // In force: MTU only. The node's DCB state is not managed by it.
+  io_.interfaces["eth0"].dscp = reconcile::DscpMap{{10, 1}};
+  io_.interfaces["eth0"].pfc = reconcile::Pfc{0x02, 0};
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  const reconcile::InterfaceObserved before = io_.interfaces["eth0"];
+
+  // Provisional: MTU and the DSCP map and PFC as well.
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_nanos(300000000);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  EXPECT_EQ(io_.interfaces["eth0"].pfc, (reconcile::Pfc{0x08, 0}));
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(4200));
+
+  for (int i = 0; i < 60 && agent_->State().config().generation() < 3; ++i) absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 20 && io_.interfaces["eth0"].pfc != before.pfc; ++i) absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, before.mtu);
+  EXPECT_EQ(io_.interfaces["eth0"].pfc, before.pfc) << "PFC is not managed by the previous config but was changed";
+  EXPECT_EQ(io_.interfaces["eth0"].dscp, before.dscp);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
+}
+
+TEST_F(AgentReconcileTest, ConfirmDropsThePriorValues) {
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(60);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  std::string persisted = *util::ReadFile(dir_ + "/accepted.json");
+  EXPECT_THAT(persisted, HasSubstr("\"prior\""));
+  ASSERT_TRUE(agent_->ConfirmConfig(0).ok());
+  persisted = *util::ReadFile(dir_ + "/accepted.json");
+  EXPECT_THAT(persisted, ::testing::Not(HasSubstr("\"prior\"")));
+}
+
+// What a kill -9 in the middle of an apply leaves: the node half-changed,
+// accepted.json still the old generation, and the journal. Taken from a
+// real apply at the moment it is about to write PFC (after MTU and DSCP).
+TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged) {
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  const reconcile::InterfaceObserved before = io_.interfaces["eth0"];
+  std::map<std::string, reconcile::InterfaceObserved> node_at_kill;
+  std::string journal_at_kill, accepted_at_kill;
+  io_.before_write = [&](const reconcile::Step& step) {
+    if (step.field != Field::kPfc || !journal_at_kill.empty()) return;
+    node_at_kill = io_.interfaces;
+    journal_at_kill = *util::ReadFile(dir_ + "/apply-journal.json");
+    accepted_at_kill = *util::ReadFile(dir_ + "/accepted.json");
+  };
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  io_.before_write = nullptr;
+  ASSERT_FALSE(journal_at_kill.empty()) << "the journal must exist while the apply runs";
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json")) << "a landed apply removes its journal";
+
+  // "Kill": put the state dir and the node back as they were at that moment.
+  agent_.reset();
+  io_.interfaces = node_at_kill;
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/apply-journal.json", journal_at_kill).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/accepted.json", accepted_at_kill).ok());
+  ASSERT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(4200));
+  ASSERT_NE(io_.interfaces["eth0"].dscp, before.dscp);
+
+  const std::string file = dir_ + "/missing.yaml";  // resume from the state dir
+  AgentOptions o;
+  o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+  o.state_dir = dir_;
+  o.config_path = file;
+  o.config_optional = true;
+  o.use_verbs = false;
+  o.use_netlink = false;
+  o.node_io = &io_;
+  o.reconcile = true;
+  agent_ = std::make_unique<Agent>(o);
+  ASSERT_TRUE(agent_->LoadConfig(true).ok());
+  agent_->Start();
+  for (int i = 0; i < 60 && std::filesystem::exists(dir_ + "/apply-journal.json"); ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
+  EXPECT_EQ(io_.interfaces["eth0"].dscp, before.dscp) << "DSCP is not managed by generation 1 but was changed";
+  EXPECT_EQ(io_.interfaces["eth0"].pfc, before.pfc);
+}
+
+TEST_F(AgentReconcileTest, AJournalOfAnApplyThatLandedIsDiscarded) {
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  const reconcile::InterfaceObserved applied = io_.interfaces["eth0"];
+  // A journal for generation 1, which accepted.json already has (the agent
+  // died after persisting, before removing the journal).
+  roced::v1::ApplyJournal j;
+  j.set_for_generation(1);
+  auto* p = j.add_prior();
+  p->set_field("mtu");
+  p->set_object("eth0");
+  p->set_netdev("eth0");
+  p->set_number(1500);
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(j, &json).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/apply-journal.json", json).ok());
+  agent_.reset();
+  AgentOptions o;
+  o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+  o.state_dir = dir_;
+  o.config_path = dir_ + "/missing.yaml";
+  o.config_optional = true;
+  o.use_verbs = false;
+  o.use_netlink = false;
+  o.node_io = &io_;
+  agent_ = std::make_unique<Agent>(o);
+  ASSERT_TRUE(agent_->LoadConfig(true).ok());
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, applied.mtu);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
+}
+
+TEST_F(AgentReconcileTest, ResendingTheConfigInForceKeepsTheGeneration) {
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  const int writes = io_.writes;
+  auto again = Apply(kPfc3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->generation(), 1u);
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  EXPECT_EQ(io_.writes, writes);
+  // A different config still gets a new generation.
+  auto other = Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->generation(), 2u);
 }
 
 TEST_F(AgentReconcileTest, ConfirmedConfigStays) {

@@ -2,6 +2,7 @@
 // next to the fixture, node_exporter style) and with a stand-in for the
 // ethtool reader, plus the GetCounters sets built from the same reading.
 #include "metrics/counter_collector.h"
+#include "metrics/dcb_collector.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -262,6 +263,37 @@ TEST(BuildCounterSetsTest, SetsCarryStableNamesDriverNamesAndDerivedSums) {
   EXPECT_EQ(eth->counters(0).source_name(), "rx_prio3_pause");
   EXPECT_EQ(eth->counters(0).priority(), 3u);
   EXPECT_FALSE(eth->counters(1).has_priority());
+}
+
+TEST(DcbCollector, PfcEnableBitsAndRequestIndicationCountsPerNetdevAndPriority) {
+  DcbPfcReading eth0{"eth0", {}};
+  eth0.pfc.pfc_en = 0x08;  // priority 3
+  eth0.pfc.requests[3] = 12;
+  eth0.pfc.indications[3] = 3400;
+  DcbPfcReading eth1{"eth1", {}};
+  eth1.pfc.pfc_en = 0x90;  // priorities 4 and 7
+  std::string text = Serialize(DcbCollector::Families({eth0, eth1}));
+  EXPECT_THAT(text, ::testing::HasSubstr("# TYPE roced_dcb_pfc_enabled gauge"));
+  EXPECT_THAT(text, ::testing::HasSubstr("# TYPE roced_dcb_pfc_requests_total counter"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_pfc_enabled{netdev=\"eth0\",priority=\"3\"} 1\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_pfc_enabled{netdev=\"eth0\",priority=\"4\"} 0\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_pfc_enabled{netdev=\"eth1\",priority=\"4\"} 1\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_pfc_enabled{netdev=\"eth1\",priority=\"7\"} 1\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_pfc_requests_total{netdev=\"eth0\",priority=\"3\"} 12\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_pfc_indications_total{netdev=\"eth0\",priority=\"3\"} 3400\n"));
+  // 8 priorities x 2 netdevs per family.
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find("roced_dcb_pfc_indications_total{", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 16u);
+}
+
+TEST(DcbCollector, NoNetdevWithDcbGivesNoFamilies) {
+  EXPECT_TRUE(DcbCollector::Families({}).empty());
+  // A netdev without DCB support (veth here, the same on any kernel) is
+  // skipped by Collect().
+  hal::DcbNetlink dcb;
+  DcbCollector c(&dcb, [] { return std::vector<std::string>{"lo"}; });
+  EXPECT_TRUE(c.Collect().empty());
 }
 
 }  // namespace

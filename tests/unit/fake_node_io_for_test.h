@@ -4,6 +4,7 @@
 // kernels (veth in a netns, and the QEMU lab).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -24,6 +25,9 @@ class FakeNodeIoForTest : public NodeIo {
   // Most pages the kernel will reserve in a pool.
   std::map<HugepagePool, uint64_t> hugepage_limit;
   int writes = 0;
+  // Called before each write (a test's way to act at a given point of an
+  // apply, e.g. take what a kill -9 there would leave behind).
+  std::function<void(const Step&)> before_write;
 
   InterfaceObserved ObserveInterface(const Target& t) override { return interfaces[t.netdev]; }
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& p) override {
@@ -32,6 +36,7 @@ class FakeNodeIoForTest : public NodeIo {
   }
   absl::Status Write(const Target* t, const Step& step, const Value&, const Value& to) override {
     ++writes;
+    if (before_write) before_write(step);
     if (auto it = fail.find(step.field); it != fail.end()) return it->second;
     if (ignore[step.field]) return absl::OkStatus();
     auto num = [&] { return std::get<uint64_t>(to); };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest fixture setup: brings up the shared two-node lab the other lab tests
+# ctest fixture setup: brings up the shared three-node lab the other lab tests
 # use. Starts roced in each node when the agent binaries exist (ROCED_BIN,
 # ROCECTL_BIN), else boots without the agent and says so.
 source "$(dirname "$0")/lib.sh"
@@ -10,7 +10,7 @@ why=$(lab_preflight_reason)
 # A lab left over from an interrupted run would make `up` refuse.
 "$LAB" down >/dev/null 2>&1 || true
 
-args=(--nodes "${LAB_TEST_NODES:-2}" --ttl "${LAB_TEST_TTL:-1800}")
+args=(--nodes "${LAB_TEST_NODES:-3}" --ttl "${LAB_TEST_TTL:-1800}")
 if [[ -x ${ROCED_BIN:-} && -x ${ROCECTL_BIN:-} ]]; then
   log "agent binaries: $ROCED_BIN, $ROCECTL_BIN"
 else

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # With three nodes: node1 probes node2 and node3 concurrently while node2 and
 # node3 both probe node1, so node1 is initiator twice and responder twice at
-# the same time. Skips on a two-node lab (the ctest suite's default; run it
-# with LAB_TEST_NODES=3, or by hand against `lab up --nodes 3`).
+# the same time. Skips on a lab of fewer nodes (the ctest suite boots three;
+# LAB_TEST_NODES=2 makes it skip).
 source "$(dirname "$0")/probe_lib.sh"
 ((NODES >= 3)) || skip "needs a lab with at least 3 nodes (this one has $NODES)"
 probe_prepare node1 node2 node3

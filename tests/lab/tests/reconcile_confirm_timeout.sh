@@ -2,7 +2,9 @@
 # `rocectl apply --confirm-timeout 3s` without `rocectl confirm`: the new
 # config is in force at once, and after the deadline the agent goes back to
 # the previous accepted config by itself (node state identical to before,
-# config source CONFIRM_TIMEOUT), not earlier.
+# config source CONFIRM_TIMEOUT), not earlier. Then the same from a config
+# that manages nothing: the rollback also undoes the fields only the
+# provisional config managed (PFC, DSCP, ETS, ECN, ToS back to the baseline).
 source "$(dirname "$0")/reconcile_lib.sh"
 rec_reset
 
@@ -37,4 +39,18 @@ back=$(elapsed "$t0")
 st=$(rec_status)
 expect_eq "config source" CONFIG_SOURCE_CONFIRM_TIMEOUT "$(json_get "$st" "j['config']['source']")"
 expect_eq "confirm deadline cleared" False "$(json_get "$st" "'confirmDeadline' in j['config']")"
-pass "provisional config in force, rolled back by itself ${back} s after the apply"
+log "same fields: rolled back by itself ${back} s after the apply"
+
+rec_reset
+base=$(rec_snapshot)
+out=$(rctl apply --confirm-timeout 3s -f "$LOSSLESS") || fail "provisional apply of lossless-prio3 failed: $out"
+grep -A5 "~ eth0 qos.pfc$" <<<"$out" | grep -q "= applied" || fail "the provisional PFC step was not applied:
+$out"
+deadline=$((SECONDS + 20))
+while :; do
+  now=$(rec_snapshot)
+  [[ $now == "$base" ]] && break
+  ((SECONDS < deadline)) || expect_same_state "20 s after the confirm deadline (from a config managing nothing)" "$base" "$now"
+  sleep 0.5
+done
+pass "provisional config in force, rolled back by itself ${back} s after the apply; from a config managing nothing, every field it changed returned too"

@@ -1,0 +1,61 @@
+#include "metrics/dcb_collector.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace roced::metrics {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+std::vector<MetricFamily> DcbCollector::Families(const std::vector<DcbPfcReading>& readings) {
+  if (readings.empty()) return {};
+  MetricFamily enabled{"roced_dcb_pfc_enabled",
+                       "Whether PFC is enabled on a priority (1) or not (0), as DCB netlink reports it.",
+                       MetricType::Gauge,
+                       {}};
+  MetricFamily requests{"roced_dcb_pfc_requests_total",
+                        "PFC frames the netdev sent for a priority, as its driver reports them to DCB "
+                        "netlink (0 where the driver does not fill the count).",
+                        MetricType::Counter,
+                        {}};
+  MetricFamily indications{"roced_dcb_pfc_indications_total",
+                           "PFC frames the netdev received for a priority, as its driver reports them to "
+                           "DCB netlink (0 where the driver does not fill the count).",
+                           MetricType::Counter,
+                           {}};
+  for (const auto& r : readings) {
+    for (int p = 0; p < 8; ++p) {
+      std::vector<ClientMetric::Label> labels = {{"netdev", r.netdev}, {"priority", absl::StrCat(p)}};
+      ClientMetric e;
+      e.label = labels;
+      e.gauge.value = (r.pfc.pfc_en >> p) & 1;
+      enabled.metric.push_back(std::move(e));
+      ClientMetric q;
+      q.label = labels;
+      q.counter.value = static_cast<double>(r.pfc.requests[p]);
+      requests.metric.push_back(std::move(q));
+      ClientMetric i;
+      i.label = labels;
+      i.counter.value = static_cast<double>(r.pfc.indications[p]);
+      indications.metric.push_back(std::move(i));
+    }
+  }
+  return {std::move(enabled), std::move(requests), std::move(indications)};
+}
+
+std::vector<MetricFamily> DcbCollector::Collect() const {
+  std::vector<DcbPfcReading> readings;
+  std::set<std::string> seen;
+  for (const std::string& netdev : netdevs_()) {
+    if (netdev.empty() || !seen.insert(netdev).second) continue;
+    auto reading = dcb_->Get(netdev);
+    if (!reading.ok() || !reading->pfc) continue;  // gone, or no DCB
+    readings.push_back({netdev, *reading->pfc});
+  }
+  return Families(readings);
+}
+
+}  // namespace roced::metrics

@@ -1,0 +1,53 @@
+// Prometheus collector for what DCB netlink reports per netdev: the PFC
+// enable bit of each priority and the driver's per-priority PFC request and
+// indication counts (IEEE 802.1Qaz ieee_pfc.requests / .indications: PFC
+// frames sent and received). Read with one RTM_GETDCB per netdev at scrape
+// time.
+//
+// | metric                              | type    | labels            | source                   |
+// |-------------------------------------|---------|-------------------|--------------------------|
+// | roced_dcb_pfc_enabled               | gauge   | netdev, priority  | ieee_pfc.pfc_en bit N    |
+// | roced_dcb_pfc_requests_total        | counter | netdev, priority  | ieee_pfc.requests[N]     |
+// | roced_dcb_pfc_indications_total     | counter | netdev, priority  | ieee_pfc.indications[N]  |
+//
+// A netdev without DCB (no getpfc) has no series. Drivers that implement
+// getpfc but do not fill the counts report 0 for them (the kernel zeroes
+// the structure before asking the driver); the ethtool families in
+// counter_collector.h are the primary pause statistics.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hal/dcb_netlink.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+
+namespace roced::metrics {
+
+// One netdev's DCB PFC reading.
+struct DcbPfcReading {
+  std::string netdev;
+  hal::DcbPfc pfc;
+};
+
+class DcbCollector : public prometheus::Collectable {
+ public:
+  using NetdevsFn = std::function<std::vector<std::string>()>;
+  // Reads netdevs (thread-safe function) with `dcb` at every scrape.
+  DcbCollector(const hal::DcbNetlink* dcb, NetdevsFn netdevs) : dcb_(dcb), netdevs_(std::move(netdevs)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+  // The families for one reading (exposed for tests); empty when no netdev
+  // has DCB PFC.
+  static std::vector<prometheus::MetricFamily> Families(const std::vector<DcbPfcReading>& readings);
+
+ private:
+  const hal::DcbNetlink* dcb_;
+  NetdevsFn netdevs_;
+};
+
+}  // namespace roced::metrics
