@@ -19,45 +19,17 @@
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
 
+#include "test_util.h"
+
 namespace roced::agent {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "roced-test-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
-// Plain HTTP/1.0 GET on 127.0.0.1; returns the body ("" on failure).
-std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: localhost\r\n\r\n");
-  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return "";
-  }
-  std::string resp;
-  char buf[8192];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) resp.append(buf, static_cast<size_t>(n));
-  close(fd);
-  size_t body = resp.find("\r\n\r\n");
-  return body == std::string::npos ? "" : resp.substr(body + 4);
-}
-
 class AgentServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir();
+    dir_ = roced::test_util::MakeTempDir("roced-test");
     config_path_ = dir_ + "/roced.yaml";
     WriteConfig("apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n");
     AgentOptions opts;
@@ -237,7 +209,7 @@ TEST_F(AgentServerTest, WatchStateSendsStateThenConfigEvents) {
 }
 
 TEST_F(AgentServerTest, MetricsEndpointServesDeviceAndHealthSeries) {
-  std::string body = HttpGet(server_->metrics_port(), "/metrics");
+  std::string body = roced::test_util::HttpGet(server_->metrics_port(), "/metrics");
   ASSERT_FALSE(body.empty());
   EXPECT_THAT(body, HasSubstr("roced_build_info{"));
   EXPECT_THAT(body, HasSubstr("roced_device_info{device=\"mlx5_0\""));
@@ -253,7 +225,7 @@ TEST_F(AgentServerTest, MetricsEndpointServesDeviceAndHealthSeries) {
 }
 
 TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
-  std::string dir = TempDir();
+  std::string dir = roced::test_util::MakeTempDir("roced-test");
   AgentOptions opts;
   opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
   opts.use_verbs = false;

@@ -14,17 +14,14 @@
 #include "model/config_yaml.h"
 #include "util/fs.h"
 
+#include "test_util.h"
+
 namespace roced::agent {
 namespace {
 
 using reconcile::Field;
 using reconcile::FakeNodeIoForTest;
 using ::testing::HasSubstr;
-
-std::string TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "roced-rec-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
 
 roced::v1::NodeConfig Config(const std::string& body) {
   std::vector<roced::v1::ValidationIssue> issues;
@@ -40,7 +37,7 @@ const char kPfc3[] =
 class AgentReconcileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir();
+    dir_ = roced::test_util::MakeTempDir("roced-rec");
     reconcile::InterfaceObserved eth0;
     eth0.mtu = 1500;
     eth0.dscp = reconcile::DscpMap{};

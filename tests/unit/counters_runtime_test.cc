@@ -23,6 +23,8 @@
 #include "agent/server.h"
 #include "roced/v1/agent.grpc.pb.h"
 
+#include "test_util.h"
+
 namespace roced::agent {
 namespace {
 
@@ -30,41 +32,12 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "roced-crt-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
-std::string HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: localhost\r\n\r\n");
-  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return "";
-  }
-  std::string resp;
-  char buf[8192];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) resp.append(buf, static_cast<size_t>(n));
-  close(fd);
-  size_t body = resp.find("\r\n\r\n");
-  return body == std::string::npos ? "" : resp.substr(body + 4);
-}
-
 // An agent on a private copy of the fixture tree, so tests can change
 // counter values under it.
 class AgentOnFixtureCopy {
  public:
   explicit AgentOnFixtureCopy(const std::string& config) {
-    dir_ = TempDir();
+    dir_ = roced::test_util::MakeTempDir("roced-crt");
     fs::copy(std::string(ROCED_FIXTURES) + "/sysfs", dir_ + "/sysfs",
              fs::copy_options::recursive | fs::copy_options::copy_symlinks);
     std::ofstream(dir_ + "/roced.yaml") << config;
@@ -188,7 +161,7 @@ TEST_F(CountersServerTest, GetCountersFiltersByDeviceOrNetdevAndNamesWhatIsUnkno
 }
 
 TEST_F(CountersServerTest, MetricsEndpointServesTheCounterFamilies) {
-  std::string body = HttpGet(server_->metrics_port(), "/metrics");
+  std::string body = roced::test_util::HttpGet(server_->metrics_port(), "/metrics");
   EXPECT_THAT(body,
               HasSubstr("roced_rdma_cnp_sent_total{device=\"mlx5_0\",port=\"1\",netdev=\"ens1f0\"} "
                         "101201"));

@@ -103,5 +103,10 @@ for e in errors:
     print("  " + e)
 sys.exit(1 if errors else 0)
 PY
-lint=$(promtool check metrics <<<"$text" 2>&1) || fail "promtool check metrics on node1's scrape: $lint"
+# promtool's one finding is allowed: the probe issue names the bandwidth
+# gauge roced_probe_bandwidth_bits_per_second (the unit operators read from
+# perftest), where promtool's lint would have bytes.
+lint=$(promtool check metrics <<<"$text" 2>&1) ||
+  lint=$(grep -v '^roced_probe_bandwidth_bits_per_second use base unit "bytes" instead of "bits"$' <<<"$lint" || true)
+[[ -z $lint ]] || fail "promtool check metrics on node1's scrape: $lint"
 pass "hw_counters with device/port/netdev labels match sysfs; per-priority pause counters match ethtool -S; DCB PFC bits and counts match dcb -s; promtool clean"

@@ -34,7 +34,7 @@ wait_gauge() {  # wait_gauge WANT SECONDS
 log_time() {
   local line
   line=$(lsh node1 "tail -n +$((mark + 1)) /lab/roced.log | grep -m1 -F '$1'") || fail "no log line with '$1' on node1"
-  log "agent: $line"
+  log "agent: $line" >&2
   "$PY" -c 'import sys; from datetime import datetime
 print(datetime.fromisoformat(sys.argv[1].split()[0].replace("Z", "+00:00")).timestamp())' "$line"
 }
