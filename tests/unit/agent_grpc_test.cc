@@ -14,6 +14,7 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "agent/agent.h"
 #include "agent/server.h"
 #include "roced/v1/agent.grpc.pb.h"
@@ -178,6 +179,64 @@ TEST_F(AgentServerTest, HealthServiceReportsServing) {
   std::string bytes;
   for (auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+// Server reflection (what grpcurl and grpc_cli use to discover the API):
+// grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo, a
+// bidirectional stream, asked to list services. Debian ships no reflection
+// client or .proto, so the messages are encoded by hand from their field
+// numbers: request list_services (7, string) = "", response
+// list_services_response (6) { repeated service (1) { name (1) } }.
+TEST_F(AgentServerTest, ServerReflectionListsTheServices) {
+  auto channel = grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  auto call = generic.PrepareCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  auto step = [&cq](intptr_t want) {
+    void* tag = nullptr;
+    bool ok = false;
+    EXPECT_TRUE(cq.Next(&tag, &ok));
+    EXPECT_EQ(reinterpret_cast<intptr_t>(tag), want);
+    return ok;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(step(1));
+  grpc::Slice list_services(std::string("\x3a\x00", 2));
+  grpc::ByteBuffer request(&list_services, 1);
+  call->Write(request, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(step(2));
+  grpc::ByteBuffer response;
+  call->Read(&response, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(step(3));
+  call->WritesDone(reinterpret_cast<void*>(4));
+  ASSERT_TRUE(step(4));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  ASSERT_TRUE(step(5));
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  cq.Shutdown();
+
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  google::protobuf::UnknownFieldSet top;
+  ASSERT_TRUE(top.ParseFromString(bytes));
+  std::vector<std::string> services;
+  for (int i = 0; i < top.field_count(); ++i) {
+    if (top.field(i).number() != 6) continue;
+    google::protobuf::UnknownFieldSet list;
+    ASSERT_TRUE(list.ParseFromString(top.field(i).length_delimited()));
+    for (int j = 0; j < list.field_count(); ++j) {
+      google::protobuf::UnknownFieldSet svc;
+      ASSERT_TRUE(svc.ParseFromString(list.field(j).length_delimited()));
+      ASSERT_GT(svc.field_count(), 0);
+      services.push_back(svc.field(0).length_delimited());
+    }
+  }
+  EXPECT_THAT(services, ::testing::IsSupersetOf({"roced.v1.Agent", "roced.v1.ProbePeer", "grpc.health.v1.Health"}));
 }
 
 TEST_F(AgentServerTest, WatchStateSendsStateThenConfigEvents) {
