@@ -1,12 +1,15 @@
 #include "hal/node_files.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "util/fs.h"
+#include "util/log.h"
 
 namespace roced::hal {
 
@@ -63,10 +66,25 @@ absl::StatusOr<std::string> NodeFiles::RdmaCmPortDir(const std::string& ibdev, u
   return absl::StrCat(dev, "/ports/", port);
 }
 
-absl::StatusOr<std::string> NodeFiles::GetRoceMode(const std::string& ibdev, uint32_t port) const {
+absl::StatusOr<std::string> NodeFiles::ReadRdmaCm(const std::string& ibdev, uint32_t port,
+                                                   const std::string& file) const {
+  // The device's group exists only once someone mkdirs it; a read must not
+  // leave one behind (an agent in observe mode changes nothing). The values
+  // live in the kernel's cma_device, not in the group, so removing the group
+  // again loses nothing.
+  const std::string dev = absl::StrCat(paths_.configfs, "/rdma_cm/", ibdev);
+  const bool existed = util::PathExists(dev);
   auto dir = RdmaCmPortDir(ibdev, port, /*create=*/true);
   if (!dir.ok()) return dir.status();
-  return util::ReadFileTrimmed(*dir + "/default_roce_mode");
+  auto text = util::ReadFileTrimmed(absl::StrCat(*dir, "/", file));
+  if (!existed && ::rmdir(dev.c_str()) != 0 && errno != ENOENT) {
+    LOG_DEBUG << "rmdir " << dev << ": " << std::strerror(errno);
+  }
+  return text;
+}
+
+absl::StatusOr<std::string> NodeFiles::GetRoceMode(const std::string& ibdev, uint32_t port) const {
+  return ReadRdmaCm(ibdev, port, "default_roce_mode");
 }
 
 absl::Status NodeFiles::SetRoceMode(const std::string& ibdev, uint32_t port,
@@ -77,13 +95,11 @@ absl::Status NodeFiles::SetRoceMode(const std::string& ibdev, uint32_t port,
 }
 
 absl::StatusOr<uint32_t> NodeFiles::GetRoceTos(const std::string& ibdev, uint32_t port) const {
-  auto dir = RdmaCmPortDir(ibdev, port, /*create=*/true);
-  if (!dir.ok()) return dir.status();
-  auto text = util::ReadFileTrimmed(*dir + "/default_roce_tos");
+  auto text = ReadRdmaCm(ibdev, port, "default_roce_tos");
   if (!text.ok()) return text.status();
   uint32_t tos;
   if (!absl::SimpleAtoi(*text, &tos)) {
-    return absl::InternalError(absl::StrCat(*dir, "/default_roce_tos: unexpected '", *text, "'"));
+    return absl::InternalError(absl::StrCat(ibdev, " port ", port, " default_roce_tos: unexpected '", *text, "'"));
   }
   return tos;
 }

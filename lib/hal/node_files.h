@@ -27,9 +27,9 @@ class NodeFiles {
   // Writes only the priorities whose state differs from `current`.
   absl::Status SetEcn(const std::string& netdev, EcnRole role, uint8_t current, uint8_t wanted) const;
 
-  // "RoCE v2" / "IB/RoCE v1" as the kernel words it. Creates the rdma_cm
-  // configfs group for the device when needed (mkdir is how configfs
-  // exposes it).
+  // "RoCE v2" / "IB/RoCE v1" as the kernel words it. Reading needs the
+  // device's rdma_cm configfs group (mkdir is how configfs exposes it); a
+  // group made only to read is removed again. Setters create it and keep it.
   absl::StatusOr<std::string> GetRoceMode(const std::string& ibdev, uint32_t port) const;
   absl::Status SetRoceMode(const std::string& ibdev, uint32_t port, const std::string& mode) const;
   absl::StatusOr<uint32_t> GetRoceTos(const std::string& ibdev, uint32_t port) const;
@@ -42,6 +42,7 @@ class NodeFiles {
  private:
   std::string EcnPath(const std::string& netdev, EcnRole role) const;
   absl::StatusOr<std::string> RdmaCmPortDir(const std::string& ibdev, uint32_t port, bool create) const;
+  absl::StatusOr<std::string> ReadRdmaCm(const std::string& ibdev, uint32_t port, const std::string& file) const;
   std::string HugepagePath(uint64_t size_kb, int32_t numa_node) const;
 
   Paths paths_;

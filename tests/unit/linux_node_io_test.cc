@@ -12,6 +12,7 @@
 #include "hal/link_monitor.h"
 #include "hal/link_mtu.h"
 #include "hal/node_files.h"
+#include "util/fs.h"
 #include "reconcile/linux_node_io.h"
 #include "reconcile/plan.h"
 
@@ -150,6 +151,36 @@ TEST(NodeFilesEcn, WritesEveryBitThatDiffersAndNothingElse) {
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, to) << "from " << int(from) << " to " << int(to);
   }
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+// Reading rdma_cm defaults must not leave a configfs group behind: a read
+// on a device whose group did not exist removes the group it made; a group
+// that existed (an operator's, or one a setter made) stays. On this plain
+// file tree mkdir makes an empty directory (configfs would populate it), so
+// the fresh-group read fails, which is also the path that must clean up.
+TEST(NodeFilesRdmaCm, AReadLeavesNoGroupBehind) {
+  char tmpl[] = "/tmp/roced-cm-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  ASSERT_EQ(system(("mkdir -p " + root + "/rdma_cm/mlx5_7/ports/1").c_str()), 0);
+  FILE* f = fopen((root + "/rdma_cm/mlx5_7/ports/1/default_roce_mode").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("RoCE v2\n", f);
+  fclose(f);
+  hal::Paths paths;
+  paths.configfs = root;
+  hal::NodeFiles files(paths);
+
+  EXPECT_FALSE(files.GetRoceMode("rxe9", 1).ok());
+  EXPECT_FALSE(util::PathExists(root + "/rdma_cm/rxe9")) << "a read left the rdma_cm group it made";
+  EXPECT_FALSE(files.GetRoceTos("rxe9", 1).ok());
+  EXPECT_FALSE(util::PathExists(root + "/rdma_cm/rxe9"));
+
+  auto mode = files.GetRoceMode("mlx5_7", 1);
+  ASSERT_TRUE(mode.ok()) << mode.status();
+  EXPECT_EQ(*mode, "RoCE v2");
+  EXPECT_TRUE(util::PathExists(root + "/rdma_cm/mlx5_7/ports/1")) << "an existing group was removed";
   ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
 }
 

@@ -26,4 +26,15 @@ $out"
 expect_eq "DCB calls during the dry run" "$calls_before" "$(rec_calls)"
 expect_same_state "dry run" "$before" "$(rec_snapshot)"
 expect_eq "accepted generation after the dry run" "$gen" "$(rec_generation)"
-pass "$(grep -c '^  ~ ' <<<"$out") planned steps; node, DCB calls and generation unchanged"
+# Reading the rdma_cm defaults needs the device's configfs group; a dry run
+# (like observe mode) must read them without leaving one behind.
+CM_DEV=/sys/kernel/config/rdma_cm/rxe0
+if lx "$REC_NODE" test -d /sys/kernel/config/rdma_cm; then
+  lsh "$REC_NODE" "rmdir $CM_DEV 2>/dev/null || true"
+  out=$(rctl apply --dry-run -f "$PRIO4") || fail "dry run without the rdma_cm group failed: $out"
+  grep -q "roce.default_tos" <<<"$out" || fail "the dry run did not read roce.default_tos:
+$out"
+  lx "$REC_NODE" test ! -e "$CM_DEV" || fail "the dry run left $CM_DEV behind"
+  lsh "$REC_NODE" "mkdir -p $CM_DEV" || fail "could not recreate $CM_DEV"
+fi
+pass "$(grep -c '^  ~ ' <<<"$out") planned steps; node, DCB calls and generation unchanged; no rdma_cm group left by reading"
