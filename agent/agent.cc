@@ -467,6 +467,14 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
     return absl::AbortedError(absl::StrCat("stale writer: expected generation ", request.expected_generation(),
                                            " but the accepted generation is ", accepted_.generation()));
   }
+  if (!request.dry_run() && !pending_restore_.empty() && !RestorePendingLocked("before ApplyConfig")) {
+    // The new config is the newest deliberate change: it supersedes a
+    // restore that keeps failing (the failure stays in the log and events).
+    LOG_WARNING << "dropping " << pending_restore_.size()
+                << " value(s) still to restore: superseded by ApplyConfig";
+    pending_restore_.clear();
+    RemoveJournal();
+  }
   roced::v1::NodeConfig config = request.config();
   model::ApplyDefaults(&config);
   std::vector<roced::v1::RdmaDevice> devices;

@@ -206,6 +206,34 @@ TEST_F(AgentReconcileTest, ProvisionalRollbackRestoresFieldsThePreviousConfigDoe
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
 }
 
+TEST_F(AgentReconcileTest, ARestoreThatKeepsFailingIsRetriedThenSupersededByANewApply) {
+  agent_.reset();
+  Start("", /*loop=*/true);
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_nanos(200000000);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  io_.fail[Field::kPfc] = absl::UnavailableError("driver refuses PFC");  // the restore's PFC write fails
+  for (int i = 0; i < 60 && agent_->State().config().generation() < 2; ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/apply-journal.json")) << "a failed restore stays journaled";
+  EXPECT_EQ(io_.interfaces["eth0"].pfc, (reconcile::Pfc{0x08, 0})) << "the restore was rolled back as a whole";
+
+  // A new config arrives while the restore still fails: it wins.
+  auto r = Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->result().success());
+  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
+  // Once the driver accepts PFC again nothing tries to restore it.
+  io_.fail.clear();
+  const int writes = io_.writes;
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.writes, writes);
+  EXPECT_EQ(io_.interfaces["eth0"].pfc, (reconcile::Pfc{0x08, 0}));
+}
+
 TEST_F(AgentReconcileTest, ConfirmDropsThePriorValues) {
   roced::v1::ApplyConfigRequest req;
   *req.mutable_config() = Config(kPfc3);
