@@ -1,12 +1,16 @@
 #include "agent/agent.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
@@ -688,6 +692,41 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
   LOG_INFO << "reconcile (" << reason << "): " << (result.success() ? "applied " : "FAILED, rolled back ")
            << plan.steps.size() << " step(s) in " << absl::FormatDuration(absl::Now() - start);
   return result;
+}
+
+diagnose::Inputs Agent::DiagnoseInputs() {
+  diagnose::Inputs in;
+  in.state = State();
+  // Netdev names of a fixture tree mean nothing to the running kernel.
+  if (options_.node_io != nullptr || options_.paths.IsLiveSysfs()) {
+    std::lock_guard<std::mutex> rlock(reconcile_mu_);
+    for (const auto& dev : in.state.devices()) {
+      for (const auto& port : dev.ports()) {
+        if (port.link_layer() != "Ethernet" || port.netdev().empty() || in.netdevs.count(port.netdev())) continue;
+        reconcile::Target t;
+        t.netdev = port.netdev();
+        t.rdma_device = dev.name();
+        t.port = port.number();
+        in.netdevs[port.netdev()] = io_->ObserveInterface(t);
+      }
+    }
+  }
+  const std::string hp_root = options_.paths.sysfs + "/kernel/mm/hugepages";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(hp_root, ec)) {
+    const std::string name = entry.path().filename().string();  // hugepages-2048kB
+    uint64_t kb = 0;
+    if (!absl::StartsWith(name, "hugepages-") || !absl::EndsWith(name, "kB") ||
+        !absl::SimpleAtoi(name.substr(10, name.size() - 12), &kb)) {
+      continue;
+    }
+    auto n = util::ReadFileTrimmed(entry.path().string() + "/nr_hugepages");
+    uint64_t pages = 0;
+    if (n.ok() && absl::SimpleAtoi(*n, &pages)) in.hugepages[kb] = pages;
+  }
+  rlimit lim{};
+  if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) in.memlock_bytes = lim.rlim_cur;
+  return in;
 }
 
 void Agent::TriggerReconcile(const std::string& reason) {

@@ -31,6 +31,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "diagnose/checks.h"
 #include "reconcile/apply.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
@@ -114,6 +115,12 @@ class Agent {
 
   // One reconcile pass now (also what the loop runs).
   roced::v1::ApplyResult Reconcile(const std::string& reason);
+
+  // What the diagnosis checks look at: the state, the kernel's QoS view of
+  // each RoCE netdev (on the live /sys, or through the test's NodeIo), the
+  // hugepage pools and the agent's memlock limit. Probe summaries are added
+  // by the caller.
+  diagnose::Inputs DiagnoseInputs();
 
   // Re-discovers devices now; publishes device events for what changed.
   void RefreshDevices(const std::string& reason);

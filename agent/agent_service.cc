@@ -74,4 +74,16 @@ grpc::Status AgentService::GetCounters(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+grpc::Status AgentService::Diagnose(grpc::ServerContext*, const roced::v1::DiagnoseRequest* request,
+                                    roced::v1::DiagnoseResponse* response) {
+  diagnose::Inputs in = agent_->DiagnoseInputs();
+  if (probes_ != nullptr) {
+    for (const auto& s : probes_->Summaries()) *in.state.add_probes() = s;
+  }
+  auto findings = diagnose::Run(in, std::vector<std::string>(request->checks().begin(), request->checks().end()));
+  if (!findings.ok()) return ToGrpc(findings.status());
+  for (auto& f : *findings) *response->add_findings() = std::move(f);
+  return grpc::Status::OK;
+}
+
 }  // namespace roced::agent

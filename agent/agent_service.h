@@ -1,6 +1,5 @@
 // gRPC front ends: roced.v1.Agent and roced.v1.ProbePeer. Handlers are thin:
-// check input, call the Agent, map the status. RPCs whose feature has not
-// landed answer UNIMPLEMENTED (never invented data).
+// check input, call the Agent, map the status.
 #pragma once
 
 #include <atomic>
@@ -45,8 +44,10 @@ class AgentService final : public roced::v1::Agent::Service {
   grpc::Status ListProbeResults(grpc::ServerContext* context,
                                 const roced::v1::ListProbeResultsRequest* request,
                                 roced::v1::ListProbeResultsResponse* response) override;
-  // Diagnose keeps the generated UNIMPLEMENTED behaviour until its issue
-  // lands.
+  // The checks of lib/diagnose over the agent's inputs and the probe
+  // summaries; INVALID_ARGUMENT for an unknown check name.
+  grpc::Status Diagnose(grpc::ServerContext* context, const roced::v1::DiagnoseRequest* request,
+                        roced::v1::DiagnoseResponse* response) override;
 
  private:
   Agent* agent_;

@@ -118,12 +118,26 @@ TEST_F(AgentServerTest, GetStateOverUnixSocketMatchesTcp) {
   EXPECT_EQ(std::filesystem::status(dir_ + "/roced.sock").type(), std::filesystem::file_type::socket);
 }
 
-TEST_F(AgentServerTest, NotYetBuiltRpcsAnswerUnimplemented) {
+TEST_F(AgentServerTest, DiagnoseFindsTheFixturesNarrowPcieSlotAndRejectsUnknownChecks) {
   auto stub = Stub(TcpTarget());
   grpc::ClientContext ctx;
   Deadline(&ctx);
+  roced::v1::DiagnoseRequest req;
+  req.add_checks("pcie");
   roced::v1::DiagnoseResponse resp;
-  EXPECT_EQ(stub->Diagnose(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  ASSERT_TRUE(stub->Diagnose(&ctx, req, &resp).ok());
+  ASSERT_EQ(resp.findings_size(), 1);  // mlx5_2 trained at x4 of x16
+  EXPECT_EQ(resp.findings(0).check(), "pcie");
+  EXPECT_EQ(resp.findings(0).severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(resp.findings(0).object(), HasSubstr("mlx5_2"));
+  EXPECT_THAT(resp.findings(0).summary(), HasSubstr("x4"));
+
+  grpc::ClientContext ctx2;
+  Deadline(&ctx2);
+  req.add_checks("nonsense");
+  grpc::Status s = stub->Diagnose(&ctx2, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("unknown check 'nonsense'"));
 }
 
 TEST_F(AgentServerTest, ProbeRpcsAreServedAndCheckTheirInput) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "roced/v1/agent.pb.h"
 #include "tools/rocectl/format.h"
 #include "util/args.h"
 

@@ -9,6 +9,7 @@
 #include "roced/version.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/counters_cmd.h"
+#include "tools/rocectl/diagnose_cmd.h"
 #include "tools/rocectl/format.h"
 #include "tools/rocectl/probe_cmd.h"
 #include "util/args.h"
@@ -67,6 +68,13 @@ std::string Help(const roced::util::ArgParser& p) {
       "               peer agent's HOST:PORT) now; prints it as ib_write_lat / ib_write_bw do.\n"
       "    probes [PEER] [--kind K] [--limit N]\n"
       "               The agent's recent probe results, newest first.\n"
+      "    diagnose [--checks NAMES]\n"
+      "               Check the node for the misalignments that break RoCE: PFC on one\n"
+      "               priority and RoCE's DSCP on another, ECN off on the lossless priority,\n"
+      "               rdma_cm left at RoCE v1, no RoCE v2 GID with an IP, RoCE MTU below\n"
+      "               4096, a NIC in a narrow PCIe slot, no hugepages, a memlock limit,\n"
+      "               failing probes, config not in force. Each finding says why and how\n"
+      "               to fix it. Exits 1 when any finding is an error.\n"
       "    version    rocectl's version and, when reachable, the agent's.\n"
       "    help       This text.\n"
       "\n"
@@ -81,32 +89,12 @@ std::string Help(const roced::util::ArgParser& p) {
       "\n"
       "EXAMPLES\n"
       "    rocectl status\n"
-      "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n");
+      "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n"
+      "    rocectl diagnose --checks pfc_dscp,ecn\n");
 }
 
 }  // namespace
 
-namespace roced::ctl {
-std::string DescribeRpcError(const grpc::Status& s, const std::string& where) {
-  std::string msg = s.error_message();
-  switch (s.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-      if (absl::StrContains(msg, "Permission denied")) {
-        return absl::StrCat("permission denied on ", where,
-                            " (run as root or as a member of the socket's group)");
-      }
-      return absl::StrCat("agent not reachable at ", where, ": ", msg);
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return absl::StrCat("agent at ", where, " did not answer in time");
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return absl::StrCat("permission denied by the agent at ", where, ": ", msg);
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return absl::StrCat("the agent at ", where, " does not support this: ", msg);
-    default:
-      return absl::StrCat(msg, " (", where, ")");
-  }
-}
-}  // namespace roced::ctl
 
 namespace {
 using roced::ctl::DescribeRpcError;
@@ -143,6 +131,8 @@ int main(int argc, char** argv) {
   }
   roced::ctl::CountersFlags counters_flags;
   if (command == "counters") roced::ctl::RegisterCountersFlags(&counters_flags, &parser);
+  roced::ctl::DiagnoseFlags diagnose_flags;
+  if (command == "diagnose") roced::ctl::RegisterDiagnoseFlags(&diagnose_flags, &parser);
   // Flags may also follow the command (rocectl status -o json).
   std::vector<std::string> extra;
   std::vector<const char*> cargv;
@@ -168,6 +158,11 @@ int main(int argc, char** argv) {
     roced::ctl::CommandContext cc{target, *output, g.timeout,
                                   grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
     return roced::ctl::RunCounters(cc, counters_flags, extra);
+  }
+  if (command == "diagnose") {
+    roced::ctl::CommandContext cc{target, *output, g.timeout,
+                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
+    return roced::ctl::RunDiagnose(cc, diagnose_flags, extra);
   }
   if (command == "probe" || command == "probes") {
     roced::ctl::CommandContext cc{target, *output, g.timeout,

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # node1 and node2 probe each other at the same time: each agent is an
 # initiator and a responder at once (perftest serves one test per port).
+# The runs last seconds, so that their overlap shows on the two guests'
+# clocks (set from the host's RTC at boot: up to a second apart).
 source "$(dirname "$0")/probe_lib.sh"
 probe_prepare node1 node2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 for kind in latency bandwidth; do
-  extra=(--iterations 100)
-  [[ $kind == bandwidth ]] && extra=(--duration 2s)
+  extra=(--iterations 3000)
+  [[ $kind == bandwidth ]] && extra=(--duration 4s)
   pctl node1 -o json probe node2 --kind "$kind" "${extra[@]}" >"$tmp/1to2" 2>&1 &
   a=$!
   pctl node2 -o json probe node1 --kind "$kind" "${extra[@]}" >"$tmp/2to1" 2>&1 &

@@ -1,0 +1,27 @@
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tools/rocectl/commands.h"
+
+namespace roced::ctl {
+
+std::string DescribeRpcError(const grpc::Status& s, const std::string& where) {
+  std::string msg = s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      if (absl::StrContains(msg, "Permission denied")) {
+        return absl::StrCat("permission denied on ", where,
+                            " (run as root or as a member of the socket's group)");
+      }
+      return absl::StrCat("agent not reachable at ", where, ": ", msg);
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::StrCat("agent at ", where, " did not answer in time");
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return absl::StrCat("permission denied by the agent at ", where, ": ", msg);
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return absl::StrCat("the agent at ", where, " does not support this: ", msg);
+    default:
+      return absl::StrCat(msg, " (", where, ")");
+  }
+}
+
+}  // namespace roced::ctl
