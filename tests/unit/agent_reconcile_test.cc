@@ -49,8 +49,11 @@ class AgentReconcileTest : public ::testing::Test {
     agent_.reset();
     std::filesystem::remove_all(dir_);
   }
-  void Start(const std::string& config_path = "", bool loop = false) {
+  // config_optional: a missing config file is no error; the agent resumes
+  // what the state dir holds.
+  void Start(const std::string& config_path = "", bool loop = false, bool config_optional = false) {
     AgentOptions o;
+    o.config_optional = config_optional;
     o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
     o.state_dir = dir_;
     o.config_path = config_path;
@@ -273,19 +276,7 @@ TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged)
   ASSERT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(4200));
   ASSERT_NE(io_.interfaces["eth0"].dscp, before.dscp);
 
-  const std::string file = dir_ + "/missing.yaml";  // resume from the state dir
-  AgentOptions o;
-  o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-  o.state_dir = dir_;
-  o.config_path = file;
-  o.config_optional = true;
-  o.use_verbs = false;
-  o.use_netlink = false;
-  o.node_io = &io_;
-  o.reconcile = true;
-  agent_ = std::make_unique<Agent>(o);
-  ASSERT_TRUE(agent_->LoadConfig(true).ok());
-  agent_->Start();
+  Start(dir_ + "/missing.yaml", /*loop=*/true, /*config_optional=*/true);  // resume from the state dir
   for (int i = 0; i < 60 && std::filesystem::exists(dir_ + "/apply-journal.json"); ++i) {
     absl::SleepFor(absl::Milliseconds(50));
   }
@@ -312,16 +303,7 @@ TEST_F(AgentReconcileTest, AJournalOfAnApplyThatLandedIsDiscarded) {
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(j, &json).ok());
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/apply-journal.json", json).ok());
   agent_.reset();
-  AgentOptions o;
-  o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-  o.state_dir = dir_;
-  o.config_path = dir_ + "/missing.yaml";
-  o.config_optional = true;
-  o.use_verbs = false;
-  o.use_netlink = false;
-  o.node_io = &io_;
-  agent_ = std::make_unique<Agent>(o);
-  ASSERT_TRUE(agent_->LoadConfig(true).ok());
+  Start(dir_ + "/missing.yaml", /*loop=*/false, /*config_optional=*/true);
   agent_->Reconcile("test");
   EXPECT_EQ(io_.interfaces["eth0"].mtu, applied.mtu);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
