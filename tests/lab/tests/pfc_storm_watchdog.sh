@@ -61,6 +61,13 @@ t1=$(lx node1 bash -c "t=\$EPOCHREALTIME; echo off > $C/storm && echo \$t") || f
 wait_gauge 0 10
 t_over=$(log_time "PFC storm on eth0 priority 3 over")
 restore=$("$PY" -c "print(f'{$t_over - $t1:.3f}')")
-"$PY" -c "import sys; sys.exit(0 if 0.4 <= $restore <= 2.0 else 1)" ||
-  fail "storm cleared ${restore} s after it stopped (expected the 0.4 s restoration time plus a poll)"
-pass "roced_pfc_storm 0 -> 1 in ${detect} s (limit 0.5 s), back to 0 ${restore} s after the storm stopped (restoration 0.4 s)"
+# The watchdog times the quiet spell from the last poll that saw pause
+# frames, which can precede the stop by up to a poll (100 ms) plus the test
+# NIC's 100 ms storm tick; the spell itself, as the agent logs it, must be at least
+# the 400 ms restoration time.
+quiet=$(grep -o 'no pause frames for [0-9.]*ms' <<<"$(lsh node1 "tail -n +$((mark + 1)) /lab/roced.log")" | head -1 | grep -o '[0-9.]*')
+"$PY" -c "import sys; sys.exit(0 if float('${quiet:-0}') >= 400 else 1)" ||
+  fail "the agent cleared the storm after a quiet spell of ${quiet:-?} ms, less than the 400 ms restoration time"
+"$PY" -c "import sys; sys.exit(0 if 0.15 <= $restore <= 2.0 else 1)" ||
+  fail "storm cleared ${restore} s after it stopped (expected the 0.4 s restoration time, less up to a poll, plus a poll)"
+pass "roced_pfc_storm 0 -> 1 in ${detect} s (limit 0.5 s), back to 0 ${restore} s after the storm stopped (quiet spell ${quiet} ms >= restoration 400 ms)"
