@@ -92,7 +92,7 @@ TEST_F(AgentReconcileTest, ApplyThenReapplyGivesAnEmptyPlan) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->result().success());
   EXPECT_EQ(r->generation(), 1u);
-  EXPECT_EQ(io_.interfaces["eth0"].pfc->enabled, 1u << 3);
+  EXPECT_EQ(io_.Interface("eth0").pfc->enabled, 1u << 3);
   EXPECT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_GRPC);
   EXPECT_TRUE(agent_->State().config().converged());
   auto again = Apply(kPfc3);
@@ -127,8 +127,8 @@ TEST_F(AgentReconcileTest, FailedApplyLeavesNodeAndGenerationAsBefore) {
   EXPECT_FALSE(r->result().success());
   EXPECT_TRUE(r->result().rolled_back());
   EXPECT_EQ(r->generation(), 0u);
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(1500));
-  EXPECT_EQ(io_.interfaces["eth0"].dscp->size(), 0u);
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(1500));
+  EXPECT_EQ(io_.Interface("eth0").dscp->size(), 0u);
   EXPECT_EQ(agent_->State().config().generation(), 0u);
 }
 
@@ -138,7 +138,7 @@ TEST_F(AgentReconcileTest, DriftIsCorrectedInEnforceModeAndReported) {
   io_.interfaces["eth0"].pfc->enabled = 0;  // someone ran `dcb pfc set ... 3:off`
   auto result = agent_->Reconcile("test");
   EXPECT_TRUE(result.success());
-  EXPECT_EQ(io_.interfaces["eth0"].pfc->enabled, 1u << 3);
+  EXPECT_EQ(io_.Interface("eth0").pfc->enabled, 1u << 3);
   roced::v1::StateEvent ev;
   bool saw = false;
   while (sub->Next(&ev, absl::Milliseconds(100))) {
@@ -157,7 +157,7 @@ TEST_F(AgentReconcileTest, DriftIsOnlyReportedInObserveMode) {
   // Observe mode accepted the config without writing anything.
   EXPECT_EQ(io_.writes, 0);
   agent_->Reconcile("test");
-  EXPECT_EQ(io_.interfaces["eth0"].pfc->enabled, 0u);
+  EXPECT_EQ(io_.Interface("eth0").pfc->enabled, 0u);
   auto state = agent_->State();
   EXPECT_FALSE(state.config().converged());
   bool drifted = false;
@@ -175,37 +175,48 @@ TEST_F(AgentReconcileTest, ProvisionalConfigRollsBackWithoutConfirm) {
   auto r = agent_->ApplyConfig(req);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->has_confirm_deadline());
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(9000));
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(9000));
   for (int i = 0; i < 50 && agent_->State().config().generation() < 3; ++i) absl::SleepFor(absl::Milliseconds(50));
+  // Accepting the previous config comes first, writing the node after it.
+  for (int i = 0; i < 40 && io_.Interface("eth0").mtu != std::optional<uint32_t>(2000); ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
   auto state = agent_->State();
   EXPECT_EQ(state.config().generation(), 3u);
   EXPECT_EQ(state.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
 }
 
 TEST_F(AgentReconcileTest, ProvisionalRollbackRestoresFieldsThePreviousConfigDoesNotManage) {
   agent_.reset();
   Start("", /*loop=*/true);
   // In force: MTU only. The node's DCB state is not managed by it.
-  io_.interfaces["eth0"].dscp = reconcile::DscpMap{{10, 1}};
-  io_.interfaces["eth0"].pfc = reconcile::Pfc{0x02, 0};
+  io_.Update("eth0", [](reconcile::InterfaceObserved& i) {
+    i.dscp = reconcile::DscpMap{{10, 1}};
+    i.pfc = reconcile::Pfc{0x02, 0};
+  });
   ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
-  const reconcile::InterfaceObserved before = io_.interfaces["eth0"];
+  const reconcile::InterfaceObserved before = io_.Interface("eth0");
 
   // Provisional: MTU and the DSCP map and PFC as well.
   roced::v1::ApplyConfigRequest req;
   *req.mutable_config() = Config(kPfc3);
   req.mutable_confirm_timeout()->set_nanos(300000000);
   ASSERT_TRUE(agent_->ApplyConfig(req).ok());
-  EXPECT_EQ(io_.interfaces["eth0"].pfc, (reconcile::Pfc{0x08, 0}));
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(4200));
+  EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0}));
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200));
 
   for (int i = 0; i < 60 && agent_->State().config().generation() < 3; ++i) absl::SleepFor(absl::Milliseconds(50));
-  for (int i = 0; i < 20 && io_.interfaces["eth0"].pfc != before.pfc; ++i) absl::SleepFor(absl::Milliseconds(50));
+  // The restore writes the fields, then drops the journal.
+  for (int i = 0; i < 60 && (io_.Interface("eth0").pfc != before.pfc ||
+                             std::filesystem::exists(dir_ + "/apply-journal.json"));
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
   EXPECT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, before.mtu);
-  EXPECT_EQ(io_.interfaces["eth0"].pfc, before.pfc) << "PFC is not managed by the previous config but was changed";
-  EXPECT_EQ(io_.interfaces["eth0"].dscp, before.dscp);
+  EXPECT_EQ(io_.Interface("eth0").mtu, before.mtu);
+  EXPECT_EQ(io_.Interface("eth0").pfc, before.pfc) << "PFC is not managed by the previous config but was changed";
+  EXPECT_EQ(io_.Interface("eth0").dscp, before.dscp);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
 }
 
@@ -216,25 +227,25 @@ TEST_F(AgentReconcileTest, ARestoreThatKeepsFailingIsRetriedThenSupersededByANew
   *req.mutable_config() = Config(kPfc3);
   req.mutable_confirm_timeout()->set_nanos(200000000);
   ASSERT_TRUE(agent_->ApplyConfig(req).ok());
-  io_.fail[Field::kPfc] = absl::UnavailableError("driver refuses PFC");  // the restore's PFC write fails
+  io_.SetFail(Field::kPfc, absl::UnavailableError("driver refuses PFC"));  // the restore's PFC write fails
   for (int i = 0; i < 60 && agent_->State().config().generation() < 2; ++i) absl::SleepFor(absl::Milliseconds(50));
   ASSERT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/apply-journal.json")) << "a failed restore stays journaled";
-  EXPECT_EQ(io_.interfaces["eth0"].pfc, (reconcile::Pfc{0x08, 0})) << "the restore was rolled back as a whole";
+  EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0})) << "the restore was rolled back as a whole";
 
   // A new config arrives while the restore still fails: it wins.
   auto r = Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->result().success());
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
   // Once the driver accepts PFC again nothing tries to restore it.
-  io_.fail.clear();
-  const int writes = io_.writes;
+  io_.ClearFail();
+  const int writes = io_.Writes();
   agent_->Reconcile("test");
-  EXPECT_EQ(io_.writes, writes);
-  EXPECT_EQ(io_.interfaces["eth0"].pfc, (reconcile::Pfc{0x08, 0}));
+  EXPECT_EQ(io_.Writes(), writes);
+  EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0}));
 }
 
 TEST_F(AgentReconcileTest, ConfirmDropsThePriorValues) {
@@ -254,7 +265,7 @@ TEST_F(AgentReconcileTest, ConfirmDropsThePriorValues) {
 // real apply at the moment it is about to write PFC (after MTU and DSCP).
 TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged) {
   ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
-  const reconcile::InterfaceObserved before = io_.interfaces["eth0"];
+  const reconcile::InterfaceObserved before = io_.Interface("eth0");
   std::map<std::string, reconcile::InterfaceObserved> node_at_kill;
   std::string journal_at_kill, accepted_at_kill;
   io_.before_write = [&](const reconcile::Step& step) {
@@ -273,8 +284,8 @@ TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged)
   io_.interfaces = node_at_kill;
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/apply-journal.json", journal_at_kill).ok());
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/accepted.json", accepted_at_kill).ok());
-  ASSERT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(4200));
-  ASSERT_NE(io_.interfaces["eth0"].dscp, before.dscp);
+  ASSERT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200));
+  ASSERT_NE(io_.Interface("eth0").dscp, before.dscp);
 
   Start(dir_ + "/missing.yaml", /*loop=*/true, /*config_optional=*/true);  // resume from the state dir
   for (int i = 0; i < 60 && std::filesystem::exists(dir_ + "/apply-journal.json"); ++i) {
@@ -282,14 +293,14 @@ TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged)
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
   EXPECT_EQ(agent_->State().config().generation(), 1u);
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(2000));
-  EXPECT_EQ(io_.interfaces["eth0"].dscp, before.dscp) << "DSCP is not managed by generation 1 but was changed";
-  EXPECT_EQ(io_.interfaces["eth0"].pfc, before.pfc);
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
+  EXPECT_EQ(io_.Interface("eth0").dscp, before.dscp) << "DSCP is not managed by generation 1 but was changed";
+  EXPECT_EQ(io_.Interface("eth0").pfc, before.pfc);
 }
 
 TEST_F(AgentReconcileTest, AJournalOfAnApplyThatLandedIsDiscarded) {
   ASSERT_TRUE(Apply(kPfc3).ok());
-  const reconcile::InterfaceObserved applied = io_.interfaces["eth0"];
+  const reconcile::InterfaceObserved applied = io_.Interface("eth0");
   // A journal for generation 1, which accepted.json already has (the agent
   // died after persisting, before removing the journal).
   roced::v1::ApplyJournal j;
@@ -305,7 +316,7 @@ TEST_F(AgentReconcileTest, AJournalOfAnApplyThatLandedIsDiscarded) {
   agent_.reset();
   Start(dir_ + "/missing.yaml", /*loop=*/false, /*config_optional=*/true);
   agent_->Reconcile("test");
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, applied.mtu);
+  EXPECT_EQ(io_.Interface("eth0").mtu, applied.mtu);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
 }
 
@@ -335,7 +346,7 @@ TEST_F(AgentReconcileTest, ConfirmedConfigStays) {
   EXPECT_EQ(*g, 1u);
   absl::SleepFor(absl::Milliseconds(700));
   EXPECT_EQ(agent_->State().config().generation(), 1u);
-  EXPECT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(9000));
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(9000));
   EXPECT_EQ(agent_->ConfirmConfig(0).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 

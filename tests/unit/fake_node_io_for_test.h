@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
@@ -29,12 +30,41 @@ class FakeNodeIoForTest : public NodeIo {
   // apply, e.g. take what a kill -9 there would leave behind).
   std::function<void(const Step&)> before_write;
 
-  InterfaceObserved ObserveInterface(const Target& t) override { return interfaces[t.netdev]; }
+  // The agent's reconcile loop calls in from its own thread; tests that run
+  // it read and change the node through these (the fields above are for
+  // single-threaded tests and for set-up before the agent starts).
+  InterfaceObserved Interface(const std::string& netdev) {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    return interfaces[netdev];
+  }
+  void Update(const std::string& netdev, const std::function<void(InterfaceObserved&)>& change) {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    change(interfaces[netdev]);
+  }
+  void SetFail(Field field, absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    fail[field] = std::move(status);
+  }
+  void ClearFail() {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    fail.clear();
+  }
+  int Writes() {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    return writes;
+  }
+
+  InterfaceObserved ObserveInterface(const Target& t) override {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    return interfaces[t.netdev];
+  }
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& p) override {
+    std::lock_guard<std::mutex> lock(mu_.m);
     auto it = hugepages.find(p);
     return it == hugepages.end() ? std::nullopt : it->second;
   }
   absl::Status Write(const Target* t, const Step& step, const Value&, const Value& to) override {
+    std::lock_guard<std::mutex> lock(mu_.m);  // before_write runs under it: use the fields directly
     ++writes;
     if (before_write) before_write(step);
     if (auto it = fail.find(step.field); it != fail.end()) return it->second;
@@ -62,6 +92,16 @@ class FakeNodeIoForTest : public NodeIo {
     }
     return absl::OkStatus();
   }
+
+ private:
+  // A copy of the fake (tests build nodes by value) gets its own mutex.
+  struct Mutex {
+    std::mutex m;
+    Mutex() = default;
+    Mutex(const Mutex&) {}
+    Mutex& operator=(const Mutex&) { return *this; }
+  };
+  Mutex mu_;
 };
 
 }  // namespace roced::reconcile

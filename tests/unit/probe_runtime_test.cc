@@ -556,9 +556,14 @@ TEST(ProbeRuntime, StoppingTheAgentCancelsARunningProbe) {
   Node responder("");
   auto initiator = std::make_unique<Node>(PeersConfig("node2", responder.address()));
   initiator->behaviour.block = true;
-  auto run = std::async(std::launch::async, [&] {
+  // The caller's thread touches only its own stub: the Node is destroyed
+  // by another thread while the call is in flight.
+  std::shared_ptr<roced::v1::Agent::Stub> stub = initiator->Stub();
+  auto run = std::async(std::launch::async, [stub] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     roced::v1::ProbeResult r;
-    grpc::Status s = initiator->RunProbe(Request("node2"), &r);
+    grpc::Status s = stub->RunProbe(&ctx, Request("node2"), &r);
     return std::make_pair(s.error_code(), r.failure_reason());
   });
   ASSERT_TRUE(WaitFor([&] { return initiator->behaviour.running.load() == 1; }));
