@@ -8,13 +8,26 @@
 source "$(dirname "$0")/reconcile_lib.sh"
 rec_reset
 
-lsh "$REC_NODE" "
-  dcb app add dev eth0 dscp-prio 26:3
-  dcb pfc set dev eth0 prio-pfc 4:on
-  if [ -d /sys/kernel/config/rdma_cm ]; then
-    mkdir -p /sys/kernel/config/rdma_cm/rxe0
-    echo 106 > $RDMA_CM/default_roce_tos
-  fi" || fail "could not misalign node1 by hand"
+# By hand, as an operator would (each step says what failed; a SET the
+# test NIC answers with a transient refusal is tried again).
+misalign() {
+  lsh "$REC_NODE" "
+    dcb pfc set dev eth0 prio-pfc 4:on || { echo 'dcb pfc set failed'; exit 1; }
+    dcb app replace dev eth0 dscp-prio 26:3 || { echo 'dcb app replace failed'; exit 1; }
+    if [ -d /sys/kernel/config/rdma_cm ]; then
+      mkdir -p /sys/kernel/config/rdma_cm/rxe0
+      echo 106 > $RDMA_CM/default_roce_tos || { echo 'rdma_cm ToS write failed'; exit 1; }
+    fi"
+}
+ok=0
+for attempt in 1 2 3; do
+  if misalign; then ok=1; break; fi
+  log "attempt $attempt to misalign node1 failed; again"
+  sleep 1
+done
+((ok)) || fail "could not misalign node1 by hand"
+state=$(lx "$REC_NODE" dcb -j pfc show dev eth0)
+expect_eq "PFC on priority 4 after the hand edit" True "$(json_get "$state" "j['prio_pfc'][4]")"
 if ! lx "$REC_NODE" test -d "$RDMA_CM"; then
   # No rdma_cm configfs: the ToS comes from the config instead.
   printf '%s\n' 'apiVersion: roced/v1' 'kind: NodeConfig' 'mode: observe' 'interfaces:' \
