@@ -208,28 +208,43 @@ void Agent::RecordConfigError(const std::string& error) {
   Publish(std::move(ev));
 }
 
+namespace {
+
+// State-dir files are proto3 JSON, written atomically (fsync, rename).
+absl::Status WriteJsonFile(const std::string& path, const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  auto st = google::protobuf::util::MessageToJsonString(message, &json, opts);
+  if (!st.ok()) return absl::InternalError(st.ToString());
+  return util::WriteFileAtomic(path, json);
+}
+
+enum class JsonRead { kAbsent, kUnreadable, kOk };
+
+// Reads `path` into `message`; a file that does not parse is logged.
+JsonRead ReadJsonFile(const std::string& path, google::protobuf::Message* message) {
+  auto text = util::ReadFile(path);
+  if (!text.ok()) return JsonRead::kAbsent;
+  if (auto st = google::protobuf::util::JsonStringToMessage(*text, message); !st.ok()) {
+    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
+    return JsonRead::kUnreadable;
+  }
+  return JsonRead::kOk;
+}
+
+}  // namespace
+
 std::optional<roced::v1::AcceptedConfig> Agent::LoadPersisted() {
   if (options_.state_dir.empty()) return std::nullopt;
-  const std::string path = options_.state_dir + "/accepted.json";
-  auto text = util::ReadFile(path);
-  if (!text.ok()) return std::nullopt;
   roced::v1::AcceptedConfig accepted;
-  auto st = google::protobuf::util::JsonStringToMessage(*text, &accepted);
-  if (!st.ok()) {
-    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
-    return std::nullopt;
-  }
+  if (ReadJsonFile(options_.state_dir + "/accepted.json", &accepted) != JsonRead::kOk) return std::nullopt;
   return accepted;
 }
 
 absl::Status Agent::Persist(const roced::v1::AcceptedConfig& accepted) {
   if (options_.state_dir.empty()) return absl::OkStatus();
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  auto st = google::protobuf::util::MessageToJsonString(accepted, &json, opts);
-  if (!st.ok()) return absl::InternalError(st.ToString());
-  return util::WriteFileAtomic(options_.state_dir + "/accepted.json", json);
+  return WriteJsonFile(options_.state_dir + "/accepted.json", accepted);
 }
 
 absl::Status Agent::WriteJournal(uint64_t for_generation, const std::string& reason,
@@ -240,12 +255,7 @@ absl::Status Agent::WriteJournal(uint64_t for_generation, const std::string& rea
   journal.set_reason(reason);
   *journal.mutable_started_at() = TimeUtil::GetCurrentTime();
   for (const auto& p : prior) *journal.add_prior() = p;
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  auto st = google::protobuf::util::MessageToJsonString(journal, &json, opts);
-  if (!st.ok()) return absl::InternalError(st.ToString());
-  return util::WriteFileAtomic(options_.state_dir + "/apply-journal.json", json);
+  return WriteJsonFile(options_.state_dir + "/apply-journal.json", journal);
 }
 
 void Agent::RemoveJournal() {
@@ -258,14 +268,11 @@ void Agent::RemoveJournal() {
 
 void Agent::LoadJournal(const std::optional<roced::v1::AcceptedConfig>& persisted) {
   if (options_.state_dir.empty()) return;
-  const std::string path = options_.state_dir + "/apply-journal.json";
-  auto text = util::ReadFile(path);
-  if (!text.ok()) return;
   roced::v1::ApplyJournal journal;
-  if (auto st = google::protobuf::util::JsonStringToMessage(*text, &journal); !st.ok()) {
-    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
-    RemoveJournal();
-    return;
+  switch (ReadJsonFile(options_.state_dir + "/apply-journal.json", &journal)) {
+    case JsonRead::kAbsent: return;
+    case JsonRead::kUnreadable: RemoveJournal(); return;
+    case JsonRead::kOk: break;
   }
   if (journal.for_generation() != 0 && persisted && persisted->generation() >= journal.for_generation()) {
     // The apply it guarded was accepted before the agent stopped.
