@@ -262,10 +262,19 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
   } else {
     p.size = request.has_size() ? request.size()
                                 : (pc.bandwidth().has_size() ? pc.bandwidth().size() : 65536);
-    p.duration = request.has_duration()
-                     ? FromProto(request.duration())
-                     : (pc.bandwidth().has_duration() ? FromProto(pc.bandwidth().duration())
-                                                      : absl::Seconds(2));
+    if (request.has_iterations()) {
+      // A counted run: `duration` only bounds it (the longest allowed
+      // unless the caller says otherwise).
+      p.messages = request.iterations();
+      if (p.messages < 1 || p.messages > kMaxIterations) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "iterations: ", p.messages, " is out of range; allowed 1-", kMaxIterations));
+      }
+    }
+    p.duration = request.has_duration() ? FromProto(request.duration())
+                 : p.messages > 0       ? kMaxDuration
+                 : pc.bandwidth().has_duration() ? FromProto(pc.bandwidth().duration())
+                                                 : absl::Seconds(2);
     p.qps = request.has_qps() ? request.qps()
                               : (pc.bandwidth().has_qps() ? pc.bandwidth().qps() : 1);
     p.outstanding = pc.bandwidth().has_outstanding() ? pc.bandwidth().outstanding() : 128;
@@ -283,6 +292,7 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
           absl::StrCat("qps: ", p.qps, " is out of range; allowed 1-", kMaxQps));
     }
   }
+  p.busy_poll = request.busy_poll();
   if (request.has_traffic_class()) {
     if (request.traffic_class() > 255) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -330,19 +340,23 @@ std::shared_ptr<grpc::Channel> ProbeRuntime::Channel(const std::string& address)
 
 namespace {
 
-// The peer's RDMA counters of `device` through its Agent.GetCounters
-// (empty when the peer does not serve them).
-probe::CounterSnapshot PeerCounters(const std::shared_ptr<grpc::Channel>& channel,
-                                    const std::string& device, absl::Duration timeout) {
+// The peer's RDMA counters of `device` through its Agent.GetCounters; an
+// error saying why when it does not answer or has none for the device.
+absl::StatusOr<probe::CounterSnapshot> PeerCounters(const std::shared_ptr<grpc::Channel>& channel,
+                                                    const std::string& device,
+                                                    absl::Duration timeout) {
   probe::CounterSnapshot out;
-  if (device.empty()) return out;
+  if (device.empty()) return absl::FailedPreconditionError("the peer named no RDMA device");
   auto stub = roced::v1::Agent::NewStub(channel);
   grpc::ClientContext ctx;
   SetDeadline(&ctx, timeout);
   roced::v1::GetCountersRequest req;
   req.set_device(device);
   roced::v1::GetCountersResponse resp;
-  if (!stub->GetCounters(&ctx, req, &resp).ok()) return out;
+  if (grpc::Status s = stub->GetCounters(&ctx, req, &resp); !s.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                        absl::StrCat("GetCounters: ", s.error_message()));
+  }
   for (const auto& set : resp.sets()) {
     if (set.device() != device) continue;
     if (set.source() != "hw_counters" && set.source() != "counters") continue;
@@ -350,6 +364,9 @@ probe::CounterSnapshot PeerCounters(const std::shared_ptr<grpc::Channel>& channe
     for (const auto& c : set.counters()) {
       out[prefix + (c.source_name().empty() ? c.name() : c.source_name())] = c.value();
     }
+  }
+  if (out.empty()) {
+    return absl::NotFoundError(absl::StrCat("GetCounters: no RDMA counters for ", device));
   }
   return out;
 }
@@ -363,6 +380,8 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
   result.set_kind(params.kind);
   result.set_size(params.size);
   if (params.kind == roced::v1::PROBE_KIND_LATENCY) result.set_iterations(params.iterations);
+  if (params.messages > 0) result.set_iterations(static_cast<uint32_t>(params.messages));
+  result.set_busy_poll(params.busy_poll);
   const absl::Time started = absl::Now();
   *result.mutable_started_at() = TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(started));
 
@@ -401,6 +420,7 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
   spec.size = params.size;
   spec.qps = latency ? 1 : params.qps;
   spec.outstanding = latency ? 1 : (params.outstanding + spec.qps - 1) / spec.qps;
+  spec.busy_poll = params.busy_poll;
   absl::StatusOr<std::unique_ptr<probe::Endpoint>> endpoint = factory_->Create(spec);
   if (!endpoint.ok()) return finish(endpoint.status());
   result.set_buffer_hugepages((*endpoint)->hugepages());
@@ -418,6 +438,7 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
   for (const auto& qp : (*endpoint)->local()) *open.add_initiator_qps() = qp;
   open.set_size(params.size);
   open.set_traffic_class(traffic_class);
+  open.set_busy_poll(params.busy_poll);
   open.set_lease_seconds(static_cast<uint32_t>(
       std::min<int64_t>(kMaxLeaseSeconds, absl::ToInt64Seconds(run_bound) + 30)));
   roced::v1::OpenEndpointResponse opened;
@@ -458,7 +479,7 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
 
   const std::string& sysfs = agent_->options().paths.sysfs;
   const probe::CounterSnapshot local_before = probe::ReadPortCounters(sysfs, local->device, local->port);
-  const probe::CounterSnapshot peer_before =
+  const absl::StatusOr<probe::CounterSnapshot> peer_before =
       PeerCounters(channel, opened.device(), options_.close_timeout);
 
   absl::Status run_status;
@@ -480,6 +501,7 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
   } else {
     probe::BandwidthOptions bo;
     bo.duration = params.duration;
+    bo.messages = params.messages;
     bo.outstanding = params.outstanding;
     bo.completion_timeout = options_.completion_timeout;
     absl::StatusOr<probe::BandwidthRun> run = (*endpoint)->RunBandwidth(bo, &stopping_);
@@ -496,11 +518,21 @@ roced::v1::ProbeResult ProbeRuntime::Execute(const ProbeParams& params) {
                                       probe::ReadPortCounters(sysfs, local->device, local->port))) {
     *result.add_local_counter_deltas() = std::move(d);
   }
-  if (!peer_before.empty()) {
-    for (auto& d : probe::CounterDeltas(
-             peer_before, PeerCounters(channel, opened.device(), options_.close_timeout))) {
+  if (!peer_before.ok()) {
+    result.set_peer_counters_error(
+        absl::StrCat("before the run: ", peer_before.status().message()));
+  } else if (absl::StatusOr<probe::CounterSnapshot> peer_after =
+                 PeerCounters(channel, opened.device(), options_.close_timeout);
+             !peer_after.ok()) {
+    result.set_peer_counters_error(absl::StrCat("after the run: ", peer_after.status().message()));
+  } else {
+    for (auto& d : probe::CounterDeltas(*peer_before, *peer_after)) {
       *result.add_peer_counter_deltas() = std::move(d);
     }
+  }
+  if (!result.peer_counters_error().empty()) {
+    LOG_INFO << "probe to " << params.peer << ": no peer counter deltas: "
+                << result.peer_counters_error();
   }
   return finish(run_status);
 }
@@ -579,6 +611,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
   spec.size = request.size();
   spec.qps = static_cast<uint32_t>(request.initiator_qps_size());
   spec.outstanding = 1;  // the responder writes only to answer latency pings
+  spec.busy_poll = request.busy_poll();
   absl::StatusOr<std::unique_ptr<probe::Endpoint>> endpoint = factory_->Create(spec);
   if (!endpoint.ok()) {
     const absl::StatusCode code = endpoint.status().code() == absl::StatusCode::kResourceExhausted

@@ -131,6 +131,9 @@ class ProbeRuntime {
     absl::Duration duration;
     uint32_t qps = 1;
     uint32_t outstanding = 128;
+    // Bandwidth: a counted run of this many messages (0: timed).
+    uint64_t messages = 0;
+    bool busy_poll = false;
     std::optional<uint32_t> traffic_class;
   };
 

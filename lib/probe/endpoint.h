@@ -47,6 +47,9 @@ struct EndpointSpec {
   // Map the buffer with 2 MiB hugepages (MAP_HUGETLB) when the node's pool
   // has a free page; normal pages otherwise.
   bool hugepages = false;
+  // Poll completions and the buffer without ever yielding or sleeping (as
+  // perftest does); otherwise spin 2 ms, then yield, then sleep 50 us steps.
+  bool busy_poll = false;
 };
 
 struct LatencyOptions {
@@ -63,7 +66,12 @@ struct LatencyRun {
 };
 
 struct BandwidthOptions {
+  // Timed run: bytes completed within `duration` count (ib_write_bw -D).
   absl::Duration duration = absl::Seconds(2);
+  // Counted run when > 0: exactly this many messages are written and all
+  // count (ib_write_bw -n); `duration` then bounds how long posting them
+  // may take (beyond it the run fails with "timeout").
+  uint64_t messages = 0;
   // Work requests kept in flight across all QPs.
   uint32_t outstanding = 128;
   // The longest wait for any completion (a stall fails the run). Writes

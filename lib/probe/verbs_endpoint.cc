@@ -101,7 +101,9 @@ Clock::time_point ClockDeadline(absl::Time at) {
 // between runs) sleep in short steps so an idle endpoint costs no CPU.
 class Backoff {
  public:
+  explicit Backoff(bool busy) : busy_(busy) {}
   void Pause() {
+    if (busy_) return;
     ++polls_;
     if ((polls_ & 63) != 0 && phase_ == 0) return;
     const Clock::duration idle = Clock::now() - start_;
@@ -118,6 +120,7 @@ class Backoff {
   }
 
  private:
+  const bool busy_;
   Clock::time_point start_ = Clock::now();
   uint64_t polls_ = 0;
   int phase_ = 0;
@@ -385,7 +388,7 @@ class VerbsEndpoint final : public Endpoint {
       // As ib_write_lat: the send completion first (a failed write shows up
       // here), then the peer's write into our buffer.
       RETURN_IF_ERROR(WaitSignaled(rtt_deadline, cancel, i == 0));
-      Backoff backoff;
+      Backoff backoff(spec_.busy_poll);
       while (*in != value) {
         if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return Cancelled();
         if (Clock::now() > rtt_deadline) return TimedOut(i == 0, "the peer's write", options, i);
@@ -402,7 +405,7 @@ class VerbsEndpoint final : public Endpoint {
     uint8_t* out = SendArea() + spec_.size - 1;
     while (true) {
       const uint8_t expected = static_cast<uint8_t>(sequence_ + 1);
-      Backoff backoff;
+      Backoff backoff(spec_.busy_poll);
       while (*in != expected) {
         if (stop->load(std::memory_order_relaxed)) return absl::OkStatus();
         backoff.Pause();
@@ -424,10 +427,20 @@ class VerbsEndpoint final : public Endpoint {
     const uint32_t per_qp = std::clamp<uint32_t>(
         static_cast<uint32_t>((options.outstanding + nqp - 1) / nqp), 1, depth);
     // Every cq_mod-th work request is signaled and its completion retires
-    // the cq_mod before it (RC completes in order), as ib_write_bw does.
+    // the ones before it (RC completes in order), as ib_write_bw does. The
+    // wr_id of a signaled request carries its QP and how many it retires,
+    // so a counted run's last, shorter batch is accounted exactly.
     const uint32_t cq_mod = std::clamp<uint32_t>(per_qp / 4, 1, 32);
+    const bool counted = options.messages > 0;
+    // A counted run splits its messages over the QPs (the first ones take
+    // the remainder).
+    std::vector<uint64_t> quota(nqp, 0);
+    for (size_t q = 0; q < nqp; ++q) {
+      quota[q] = options.messages / nqp + (q < options.messages % nqp ? 1 : 0);
+    }
     std::vector<uint64_t> posted(nqp, 0);
     std::vector<uint32_t> in_flight(nqp, 0);
+    std::vector<uint32_t> unsignaled(nqp, 0);
     BandwidthRun run;
     const Clock::time_point start = Clock::now();
     const Clock::time_point end = start + absl::ToChronoNanoseconds(options.duration);
@@ -448,19 +461,25 @@ class VerbsEndpoint final : public Endpoint {
     ibv_wc wcs[16];
     while (true) {
       const Clock::time_point now = Clock::now();
-      const bool stopping =
-          now >= end || (cancel != nullptr && cancel->load(std::memory_order_relaxed));
+      if (counted && now > end) return TimedOutBandwidth(completed == 0, "the counted messages");
+      const bool stopping = (!counted && now >= end) ||
+                            (cancel != nullptr && cancel->load(std::memory_order_relaxed));
       if (now > drain_limit) {
         return TimedOutBandwidth(completed == 0, "outstanding writes to drain");
       }
       for (size_t q = 0; q < nqp; ++q) {
         // When stopping, top up only to the next signaled request, so the
-        // last one posted is always signaled and everything drains.
-        while (in_flight[q] < per_qp && (!stopping || posted[q] % cq_mod != 0)) {
-          const bool signaled = (posted[q] + 1) % cq_mod == 0;
-          RETURN_IF_ERROR(PostWrite(q, signaled, /*wr_id=*/q));
+        // last one posted is always signaled and everything drains. A
+        // counted run signals its last request, whatever its place.
+        while (in_flight[q] < per_qp && (!counted || posted[q] < quota[q]) &&
+               (!stopping || unsignaled[q] != 0)) {
+          const bool last = counted && posted[q] + 1 == quota[q];
+          const bool signaled = unsignaled[q] + 1 == cq_mod || last;
+          const uint64_t wr_id = signaled ? (static_cast<uint64_t>(unsignaled[q] + 1) << 32) | q : 0;
+          RETURN_IF_ERROR(PostWrite(q, signaled, wr_id));
           ++posted[q];
           ++in_flight[q];
+          unsignaled[q] = signaled ? 0 : unsignaled[q] + 1;
         }
       }
       int n = ibv_poll_cq(cq_.get(), 16, wcs);
@@ -468,18 +487,19 @@ class VerbsEndpoint final : public Endpoint {
       const Clock::time_point after = Clock::now();
       for (int k = 0; k < n; ++k) {
         if (wcs[k].status != IBV_WC_SUCCESS) return WcError(wcs[k]);
-        const size_t q = static_cast<size_t>(wcs[k].wr_id);
+        const size_t q = static_cast<size_t>(wcs[k].wr_id & 0xffffffffu);
+        const uint32_t retired = static_cast<uint32_t>(wcs[k].wr_id >> 32);
         if (q >= nqp) continue;
-        in_flight[q] -= std::min(in_flight[q], cq_mod);
-        completed += cq_mod;
-        // What completed within the run's duration counts, over the time
-        // up to its last completion (as ib_write_bw divides by first post
-        // to last completion): each completion retires cq_mod messages at
-        // once, and dividing by the full duration would lose up to a
-        // chunk's worth at the end.
-        if (after <= end) {
-          run.messages += cq_mod;
-          run.bytes += static_cast<uint64_t>(cq_mod) * spec_.size;
+        in_flight[q] -= std::min(in_flight[q], retired);
+        completed += retired;
+        // What completed within the run's duration counts (all of a
+        // counted run), over the time up to its last completion (as
+        // ib_write_bw divides by first post to last completion): each
+        // completion retires up to cq_mod messages at once, and dividing
+        // by the full duration would lose up to a chunk's worth at the end.
+        if (counted || after <= end) {
+          run.messages += retired;
+          run.bytes += static_cast<uint64_t>(retired) * spec_.size;
           last_counted = after;
         }
       }
@@ -492,7 +512,7 @@ class VerbsEndpoint final : public Endpoint {
       // A window closes after peak_window and at least four completions:
       // each completion retires cq_mod messages at once, and a window with
       // one completion on a slow link would report that burst as the peak.
-      if (after <= end && after - window_start >= window && window_completions >= 4) {
+      if ((counted || after <= end) && after - window_start >= window && window_completions >= 4) {
         const double secs = std::chrono::duration<double>(after - window_start).count();
         run.peak_bits_per_second = std::max(
             run.peak_bits_per_second, static_cast<double>(run.bytes - window_bytes) * 8.0 / secs);
@@ -500,8 +520,10 @@ class VerbsEndpoint final : public Endpoint {
         window_bytes = run.bytes;
         window_completions = 0;
       }
-      if (stopping && std::all_of(in_flight.begin(), in_flight.end(),
-                                  [](uint32_t f) { return f == 0; })) {
+      const bool all_posted =
+          stopping || (counted && std::equal(posted.begin(), posted.end(), quota.begin()));
+      if (all_posted && std::all_of(in_flight.begin(), in_flight.end(),
+                                    [](uint32_t f) { return f == 0; })) {
         break;
       }
     }
@@ -565,7 +587,7 @@ class VerbsEndpoint final : public Endpoint {
   absl::Status WaitSignaled(Clock::time_point deadline, const std::atomic<bool>* cancel,
                             bool first) {
     ibv_wc wc;
-    Backoff backoff;
+    Backoff backoff(spec_.busy_poll);
     while (true) {
       int n = ibv_poll_cq(cq_.get(), 1, &wc);
       if (n < 0) return VerbsError("ibv_poll_cq", EIO);

@@ -89,6 +89,8 @@ roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& ta
       r->set_outcome(roced::v1::STEP_OUTCOME_PARTIAL);
       r->set_error(absl::StrCat("wanted ", Render(step.wanted, step.field), " pages, the kernel reserved ",
                                 Render(read, step.field)));
+      // Pages were reserved: a later failure must give them back too.
+      touched.push_back(i);
       continue;
     }
     r->set_outcome(absl::IsDataLoss(s) ? roced::v1::STEP_OUTCOME_NOT_VERIFIED
@@ -109,7 +111,8 @@ roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& ta
       absl::Status s = now == step.current
                            ? absl::OkStatus()
                            : WriteAndVerify(io, step, targets, now, step.current, opts, &read);
-      if (r->outcome() == roced::v1::STEP_OUTCOME_APPLIED) {
+      if (r->outcome() == roced::v1::STEP_OUTCOME_APPLIED ||
+          r->outcome() == roced::v1::STEP_OUTCOME_PARTIAL) {
         r->set_outcome(s.ok() ? roced::v1::STEP_OUTCOME_ROLLED_BACK : roced::v1::STEP_OUTCOME_FAILED);
       }
       if (!s.ok()) {

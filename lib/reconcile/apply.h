@@ -42,6 +42,8 @@ struct ApplyOptions {
 // Executes `plan`. Hugepage steps that the kernel satisfies only in part are
 // PARTIAL (wanted and reserved counts in the error) and do not trigger a
 // rollback: the memory is simply not there, and retrying will not make it so.
+// When a later step fails, a PARTIAL step is rolled back with the others
+// (the pages it did reserve are given back) and reported ROLLED_BACK.
 roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& targets, NodeIo* io,
                                  const ApplyOptions& options = {});
 

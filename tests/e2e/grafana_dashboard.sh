@@ -2,7 +2,10 @@
 # Every PromQL query in deploy/grafana/roced.json (panel targets, template
 # variables, annotations) names only metrics that exist: those a real roced
 # exports on the fixture tree (scraped here), plus the explicit list below
-# of names that a fixture scrape cannot show. Also: every panel has a query,
+# of names that a fixture scrape cannot show (each must be a metric name the
+# agent's source spells out, and none may be one the scrape shows, so the
+# list cannot hide a renamed metric or outlive its reason). Also: every
+# panel has a query,
 # and rate()/increase() are applied to counters only.
 # Usage: grafana_dashboard.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
@@ -55,12 +58,6 @@ roced_pfc_tx_pause_storm_warnings_total counter
 roced_pfc_tx_pause_storm_errors_total counter
 roced_pfc_storm gauge
 roced_pfc_storm_events_total counter
-# Issue 4 (declarative state): names the issue defines; a scrape shows
-# them once that work has landed.
-roced_drift_detected_total counter
-roced_reconcile_runs_total counter
-roced_reconcile_duration_seconds histogram
-roced_converged gauge
 # Probes: series exist once a probe ran (labels peer, device/kind/reason);
 # the names are pinned by probe_runtime_test.
 roced_probe_latency_seconds histogram
@@ -69,10 +66,20 @@ roced_probe_failures_total counter
 roced_probe_last_success_timestamp_seconds gauge
 EOF
 
-python3 - "$SRC/deploy/grafana/roced.json" "$WORK/metrics.txt" "$WORK/extra.txt" <<'PY'
-import json, re, sys
+python3 - "$SRC/deploy/grafana/roced.json" "$WORK/metrics.txt" "$WORK/extra.txt" "$SRC" <<'PY'
+import json, os, re, sys
 
-dash_path, scrape_path, extra_path = sys.argv[1:4]
+dash_path, scrape_path, extra_path, src = sys.argv[1:5]
+
+# Every metric name the agent's code spells out as a string literal: an
+# allow-listed name must be one of them, so renaming a metric in the code
+# fails this test until the dashboard (and the list) follow.
+literals = set()
+for top in ("lib", "agent"):
+    for dirpath, _, files in os.walk(os.path.join(src, top)):
+        for f in files:
+            if f.endswith((".cc", ".h")):
+                literals.update(re.findall(r'"(roced_[a-z0-9_]+)"', open(os.path.join(dirpath, f)).read()))
 
 types = {}  # metric family name -> type
 for line in open(scrape_path):
@@ -80,10 +87,15 @@ for line in open(scrape_path):
     if m:
         types[m.group(1)] = m.group(2)
 scraped = set(types)
+problems = []
 for line in open(extra_path):
     line = line.strip()
     if line and not line.startswith("#"):
         name, kind = line.split()
+        if name in scraped:
+            problems.append(f"allow-list: {name} is scraped from the fixture; drop it from the list")
+        elif name != "up" and name not in literals:
+            problems.append(f"allow-list: {name} is not a metric name in lib/ or agent/ (renamed?)")
         types.setdefault(name, kind)
 
 # Series names each family exposes.
@@ -148,7 +160,7 @@ def queries(dash):
             yield (f'annotation "{a["name"]}"', a["expr"])
 
 dash = json.load(open(dash_path))
-problems, checked, used = [], 0, set()
+checked, used = 0, set()
 for where, expr in queries(dash):
     if not expr:
         problems.append(f"{where}: no query")

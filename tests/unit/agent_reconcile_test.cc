@@ -51,8 +51,10 @@ class AgentReconcileTest : public ::testing::Test {
   }
   // config_optional: a missing config file is no error; the agent resumes
   // what the state dir holds.
-  void Start(const std::string& config_path = "", bool loop = false, bool config_optional = false) {
+  void Start(const std::string& config_path = "", bool loop = false, bool config_optional = false,
+             absl::Duration hugepage_retry = AgentOptions().hugepage_retry) {
     AgentOptions o;
+    o.hugepage_retry = hugepage_retry;
     o.config_optional = config_optional;
     o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
     o.state_dir = dir_;
@@ -108,6 +110,23 @@ TEST_F(AgentReconcileTest, StaleExpectedGenerationIsAborted) {
   auto r = agent_->ApplyConfig(req);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("accepted generation is 1"));
+}
+
+TEST_F(AgentReconcileTest, MatchingExpectedGenerationIsAccepted) {
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.set_expected_generation(0);  // a fresh node: nothing accepted yet
+  auto first = agent_->ApplyConfig(req);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->generation(), 1u);
+  *req.mutable_config() = Config("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  req.set_expected_generation(1);
+  auto second = agent_->ApplyConfig(req);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->result().success());
+  EXPECT_EQ(second->generation(), 2u);
+  EXPECT_EQ(agent_->State().config().generation(), 2u);
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(9000));
 }
 
 TEST_F(AgentReconcileTest, InvalidConfigAndUnknownInterfaceAreRejectedNamingTheField) {
@@ -400,6 +419,133 @@ TEST_F(AgentReconcileTest, PartialHugepagesAreNotRetriedInATightLoop) {
   ASSERT_EQ(s.fields_size(), 1);
   EXPECT_EQ(s.fields(0).sync(), roced::v1::FIELD_SYNC_FAILED);
   EXPECT_THAT(s.fields(0).message(), ::testing::HasSubstr("wanted 64 pages, the kernel reserved 10"));
+}
+
+// Reconcile passes run so far (all results), from the agent's registry.
+double ReconcileRuns(Agent* agent) {
+  double sum = 0;
+  for (const auto& family : agent->registry()->Collect()) {
+    if (family.name != "roced_reconcile_runs_total") continue;
+    for (const auto& m : family.metric) sum += m.counter.value;
+  }
+  return sum;
+}
+
+// The backstop: passes run every reconcile.interval with nothing to
+// trigger them (this agent has no netlink monitor), and drift no event
+// announces is corrected by them alone.
+TEST_F(AgentReconcileTest, PeriodicPassCorrectsDriftNoEventAnnounced) {
+  agent_.reset();
+  Start("", /*loop=*/true);
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  // The default interval is the 30 s the README states: no pass in 1.5 s.
+  EXPECT_EQ(agent_->State().config().desired().reconcile().interval().seconds(), 30);
+  absl::SleepFor(absl::Milliseconds(500));  // the pass the config change wakes
+  double runs = ReconcileRuns(agent_.get());
+  absl::SleepFor(absl::Milliseconds(1500));
+  EXPECT_EQ(ReconcileRuns(agent_.get()), runs);
+
+  ASSERT_TRUE(Apply(std::string("reconcile: {interval: 1s}\n") + kPfc3).ok());
+  absl::SleepFor(absl::Milliseconds(500));
+  runs = ReconcileRuns(agent_.get());
+  const int writes = io_.Writes();
+  io_.Update("eth0", [](reconcile::InterfaceObserved& i) { i.pfc->enabled = 0; });
+  for (int i = 0; i < 100 && io_.Interface("eth0").pfc->enabled != 1u << 3; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(io_.Interface("eth0").pfc->enabled, 1u << 3);
+  EXPECT_GT(io_.Writes(), writes);
+  absl::SleepFor(absl::Milliseconds(2500));
+  EXPECT_GE(ReconcileRuns(agent_.get()) - runs, 2) << "passes every second expected";
+}
+
+// A partly satisfied hugepage request is tried again once its back-off has
+// passed (5 minutes by default; shortened here), and then reaches the count
+// when the memory has become available.
+TEST_F(AgentReconcileTest, PartialHugepagesAreRetriedAfterTheBackOff) {
+  EXPECT_EQ(AgentOptions().hugepage_retry, absl::Minutes(5));
+  agent_.reset();
+  Start("", /*loop=*/false, false, absl::Milliseconds(300));
+  const reconcile::HugepagePool pool{2048, -1};
+  io_.hugepages[pool] = 0;
+  io_.hugepage_limit[pool] = 10;
+  ASSERT_TRUE(Apply("hugepages: [{size: 2Mi, count: 64}]\n").ok());
+  EXPECT_EQ(io_.hugepages[pool], std::optional<uint64_t>(10));
+  const int writes = io_.writes;
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.writes, writes);  // within the back-off: no write
+  io_.hugepage_limit[pool] = 64;  // memory freed meanwhile
+  absl::SleepFor(absl::Milliseconds(400));
+  agent_->Reconcile("test");
+  EXPECT_GT(io_.writes, writes);
+  EXPECT_EQ(io_.hugepages[pool], std::optional<uint64_t>(64));
+  EXPECT_TRUE(agent_->State().config().converged());
+}
+
+// A provisional config whose confirm deadline passes while the agent is
+// down is rolled back when it starts again, with a config file (the file's
+// config returns) and without one (the persisted previous config returns);
+// either way the fields the provisional apply changed are put back.
+TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtStart) {
+  const std::string file = dir_ + "/roced.yaml";
+  FILE* f = fopen(file.c_str(), "w");
+  fputs("apiVersion: roced/v1\nkind: NodeConfig\ninterfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n", f);
+  fclose(f);
+  agent_.reset();
+  Start(file, /*loop=*/true);
+  for (int i = 0; i < 60 && io_.Interface("eth0").mtu != std::optional<uint32_t>(2000); ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
+  const reconcile::InterfaceObserved before = io_.Interface("eth0");
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(1);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0}));
+  agent_.reset();  // down before the deadline
+  absl::SleepFor(absl::Milliseconds(1200));
+  Start(file, /*loop=*/true);
+  for (int i = 0; i < 60 && (io_.Interface("eth0").pfc != before.pfc ||
+                             std::filesystem::exists(dir_ + "/apply-journal.json"));
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  auto s = agent_->State();
+  EXPECT_FALSE(s.config().has_confirm_deadline());
+  EXPECT_EQ(s.config().desired().interfaces(0).mtu(), 2000u);
+  EXPECT_FALSE(s.config().desired().interfaces(0).has_qos());
+  EXPECT_EQ(io_.Interface("eth0").mtu, before.mtu);
+  EXPECT_EQ(io_.Interface("eth0").pfc, before.pfc);
+  EXPECT_EQ(io_.Interface("eth0").dscp, before.dscp);
+}
+
+TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownWithoutAFileIsRolledBack) {
+  const std::string file = dir_ + "/absent.yaml";
+  agent_.reset();
+  Start(file, /*loop=*/true, /*config_optional=*/true);
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  const reconcile::InterfaceObserved before = io_.Interface("eth0");
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(1);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200));
+  agent_.reset();
+  absl::SleepFor(absl::Milliseconds(1200));
+  Start(file, /*loop=*/true, /*config_optional=*/true);
+  for (int i = 0; i < 60 && (io_.Interface("eth0").pfc != before.pfc ||
+                             io_.Interface("eth0").mtu != before.mtu ||
+                             agent_->State().config().has_confirm_deadline());
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  auto s = agent_->State();
+  EXPECT_FALSE(s.config().has_confirm_deadline());
+  EXPECT_EQ(s.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  EXPECT_EQ(s.config().desired().interfaces(0).mtu(), 2000u);
+  EXPECT_EQ(io_.Interface("eth0").mtu, before.mtu);
+  EXPECT_EQ(io_.Interface("eth0").pfc, before.pfc);
 }
 
 }  // namespace

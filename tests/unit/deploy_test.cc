@@ -14,6 +14,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/flags.h"
+#include "model/config_yaml.h"
+#include "model/validate.h"
 #include "util/fs.h"
 
 namespace roced {
@@ -108,8 +110,28 @@ TEST(DaemonSet, MountsWhatTheAgentUses) {
   ASSERT_TRUE(mounts.count(config_dir));
   // The ConfigMap carries the file the flag names, and it is a valid config.
   ASSERT_TRUE(m.configmap["data"][config_file]) << config_file;
-  YAML::Node cfg = YAML::Load(m.configmap["data"][config_file].as<std::string>());
-  EXPECT_EQ(cfg["apiVersion"].as<std::string>(), "roced/v1");
+  const std::string text = m.configmap["data"][config_file].as<std::string>();
+  // Decoded and validated exactly as the agent loads a file: unknown keys,
+  // wrong types and values out of range fail here, not on the cluster.
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto decoded = model::DecodeYamlConfig(text, &issues);
+  ASSERT_TRUE(decoded.ok()) << model::FormatIssues("configmap " + config_file, issues);
+  model::ValidateConfig(decoded->config, &decoded->positions, &issues);
+  EXPECT_FALSE(model::HasErrors(issues)) << model::FormatIssues("configmap " + config_file, issues);
+  EXPECT_EQ(decoded->config.api_version(), "roced/v1");
+}
+
+// The check above is not a formality: the same path rejects a ConfigMap
+// with a typo'd key or a value out of range.
+TEST(DaemonSet, ConfigMapCheckRejectsABadConfig) {
+  for (const char* bad : {"apiVersion: roced/v1\nkind: NodeConfig\nmdoe: enforce\n",
+                          "apiVersion: roced/v1\nkind: NodeConfig\ninterfaces:\n"
+                          "  - match: {netdev: eth0}\n    qos: {pfc: {priorities: [9]}}\n"}) {
+    std::vector<roced::v1::ValidationIssue> issues;
+    auto decoded = model::DecodeYamlConfig(bad, &issues);
+    if (decoded.ok()) model::ValidateConfig(decoded->config, &decoded->positions, &issues);
+    EXPECT_TRUE(!decoded.ok() || model::HasErrors(issues)) << bad;
+  }
 }
 
 std::map<std::string, std::vector<std::string>> ParseUnit(const std::string& text) {

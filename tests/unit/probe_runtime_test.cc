@@ -45,6 +45,12 @@ struct FakeBehaviour {
   absl::Status run_error;
   std::vector<roced::v1::QpEndpoint> last_remote;
   uint32_t last_traffic_class = 0;
+  // The specs and bandwidth options the runtime asked for, last ones.
+  bool last_busy_poll = false;
+  uint64_t last_messages = 0;
+  // Device the endpoints report instead of the spec's (a responder whose
+  // device has no counters).
+  std::string device_override;
 };
 
 class FakeEndpoint final : public probe::Endpoint {
@@ -52,6 +58,11 @@ class FakeEndpoint final : public probe::Endpoint {
   FakeEndpoint(FakeBehaviour* b, const probe::EndpointSpec& spec) : b_(b), device_(spec.device) {
     ++b_->live;
     ++b_->created;
+    {
+      std::lock_guard<std::mutex> lock(b_->mu);
+      b_->last_busy_poll = spec.busy_poll;
+      if (!b_->device_override.empty()) device_ = b_->device_override;
+    }
     for (uint32_t i = 0; i < spec.qps; ++i) {
       roced::v1::QpEndpoint qp;
       qp.set_qpn(100 + i);
@@ -96,7 +107,8 @@ class FakeEndpoint final : public probe::Endpoint {
     run.bytes = 1250000000;  // 10 Gb/s over 1 s
     run.messages = 19073;
     run.elapsed = absl::Seconds(1);
-    (void)options;
+    std::lock_guard<std::mutex> lock(b_->mu);
+    b_->last_messages = options.messages;
     return run;
   }
 
@@ -295,6 +307,59 @@ TEST(ProbeRuntime, BandwidthProbeReportsGbpsAndTheBandwidthGauge) {
                                      responder.address(), "\"} 10000000000")));
 }
 
+// A result says where the peer's counter deltas went when the peer could
+// not give them, instead of an empty list that looks like a quiet peer.
+TEST(ProbeRuntime, PeerCountersThatCannotBeReadAreReportedInTheResult) {
+  Node responder("");
+  Node initiator("");
+  roced::v1::ProbeResult ok;
+  ASSERT_TRUE(initiator.RunProbe(Request(responder.address()), &ok).ok());
+  ASSERT_TRUE(ok.success()) << ok.failure_detail();
+  EXPECT_EQ(ok.peer_counters_error(), "");
+  {
+    std::lock_guard<std::mutex> lock(responder.behaviour.mu);
+    responder.behaviour.device_override = "mlx5_gone";
+  }
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request(responder.address()), &r).ok());
+  EXPECT_TRUE(r.success()) << r.failure_detail();  // the probe itself ran
+  EXPECT_EQ(r.peer_counter_deltas_size(), 0);
+  EXPECT_THAT(r.peer_counters_error(), HasSubstr("before the run: "));
+  EXPECT_THAT(r.peer_counters_error(), HasSubstr("mlx5_gone"));
+}
+
+// A counted bandwidth run (ib_write_bw -n) and busy polling reach both
+// ends' endpoints, and the result says so.
+TEST(ProbeRuntime, CountedBusyPolledBandwidthRunReachesBothEnds) {
+  Node responder("");
+  Node initiator("");
+  roced::v1::RunProbeRequest req = Request(responder.address(), roced::v1::PROBE_KIND_BANDWIDTH);
+  req.set_iterations(500);
+  req.set_busy_poll(true);
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(req, &r).ok());
+  ASSERT_TRUE(r.success()) << r.failure_detail();
+  EXPECT_EQ(r.iterations(), 500u);
+  EXPECT_TRUE(r.busy_poll());
+  {
+    std::lock_guard<std::mutex> lock(initiator.behaviour.mu);
+    EXPECT_EQ(initiator.behaviour.last_messages, 500u);
+    EXPECT_TRUE(initiator.behaviour.last_busy_poll);
+  }
+  {
+    std::lock_guard<std::mutex> lock(responder.behaviour.mu);
+    EXPECT_TRUE(responder.behaviour.last_busy_poll);
+  }
+  // Timed by default, and polite polling.
+  roced::v1::ProbeResult timed;
+  ASSERT_TRUE(initiator.RunProbe(Request(responder.address(), roced::v1::PROBE_KIND_BANDWIDTH),
+                                 &timed).ok());
+  EXPECT_FALSE(timed.busy_poll());
+  std::lock_guard<std::mutex> lock(initiator.behaviour.mu);
+  EXPECT_EQ(initiator.behaviour.last_messages, 0u);
+  EXPECT_FALSE(initiator.behaviour.last_busy_poll);
+}
+
 TEST(ProbeRuntime, PeerAgentDownFailsWithPeerUnavailableWithinTheOpenTimeout) {
   ProbeRuntimeOptions opts;
   opts.open_timeout = absl::Seconds(2);
@@ -419,12 +484,13 @@ grpc::Status Open(const Node& node, const roced::v1::OpenEndpointRequest& req,
   return node.PeerStub()->OpenEndpoint(&ctx, req, resp);
 }
 
+// The default limit, the one the README states: 32 at once, the 33rd
+// refused.
 TEST(ProbeRuntime, ResponderServesManyInitiatorsAtOnceUpToItsLimit) {
-  ProbeRuntimeOptions opts;
-  opts.max_responder_endpoints = 12;
-  Node responder("", true, false, opts);
+  constexpr int kLimit = 32;
+  Node responder("");
   std::vector<std::future<std::string>> opens;
-  for (int i = 0; i < 12; ++i) {
+  for (int i = 0; i < kLimit; ++i) {
     opens.push_back(std::async(std::launch::async, [&] {
       roced::v1::OpenEndpointResponse resp;
       return Open(responder, OpenRequest(), &resp).ok() ? resp.endpoint_id() : std::string();
@@ -432,9 +498,9 @@ TEST(ProbeRuntime, ResponderServesManyInitiatorsAtOnceUpToItsLimit) {
   }
   std::set<std::string> ids;
   for (auto& f : opens) ids.insert(f.get());
-  EXPECT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kLimit));
   EXPECT_EQ(ids.count(""), 0u);
-  EXPECT_TRUE(WaitFor([&] { return responder.behaviour.serving.load() == 12; }));
+  EXPECT_TRUE(WaitFor([&] { return responder.behaviour.serving.load() == kLimit; }));
   roced::v1::OpenEndpointResponse resp;
   grpc::Status s = Open(responder, OpenRequest(), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);

@@ -69,9 +69,14 @@ void RegisterProbeFlags(const std::string& command, ProbeFlags* f, util::ArgPars
                "probe: message size (default: the agent's probes config; 2 for latency, 65536 "
                "for bandwidth).");
     p->AddUint("iterations", &f->iterations, "N",
-               "probe: latency ping-pongs (default: the agent's probes config, else 1000).");
+               "probe: latency ping-pongs (default: the agent's probes config, else 1000); "
+               "for bandwidth, write exactly N messages (like ib_write_bw -n) instead of "
+               "streaming for --duration, which then only bounds the run.");
     p->AddDuration("duration", &f->duration, "DUR",
                    "probe: how long a bandwidth probe streams (100ms to 30s; default 2s).");
+    p->AddBool("busy-poll", &f->busy_poll,
+               "probe: both ends poll without yielding or sleeping, as perftest does (a core "
+               "each for the run); by default they spin 2 ms, then yield, then sleep.");
     p->AddUint("qps", &f->qps, "N", "probe: queue pairs for a bandwidth probe (1-16).");
     p->AddString("tclass", &f->tclass, "TOS",
                  "probe: traffic class (ToS byte, 0-255; default: probes.traffic_class, else "
@@ -86,7 +91,7 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
                     const std::vector<std::string>& args) {
   if (args.size() != 1) {
     std::cerr << "rocectl: usage: rocectl probe PEER [--kind latency|bandwidth] [--size B] "
-                 "[--iterations N] [--duration D] [--qps N] [--tclass TOS]\n";
+                 "[--iterations N] [--duration D] [--qps N] [--tclass TOS] [--busy-poll]\n";
     return kExitUsage;
   }
   auto kind = ParseProbeKind(flags.kind, roced::v1::PROBE_KIND_LATENCY);
@@ -107,6 +112,7 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
     request.mutable_duration()->set_seconds(ns / 1000000000);
     request.mutable_duration()->set_nanos(static_cast<int32_t>(ns % 1000000000));
   }
+  request.set_busy_poll(flags.busy_poll);
   if (!flags.tclass.empty()) {
     uint32_t tc = 0;
     if (!absl::SimpleAtoi(flags.tclass, &tc) || tc > 255) {

@@ -21,6 +21,7 @@ struct ProbeFlags {
   absl::Duration duration = absl::ZeroDuration();
   uint64_t qps = 0;
   std::string tclass;  // empty: the agent's default
+  bool busy_poll = false;
   uint64_t limit = 20;
 };
 // `command` is "probe" or "probes": each gets only its own flags.

@@ -90,6 +90,9 @@ std::string ProbeResultText(const roced::v1::ProbeResult& r) {
   };
   deltas("local", r.local_counter_deltas());
   deltas("peer", r.peer_counter_deltas());
+  if (!r.peer_counters_error().empty()) {
+    absl::StrAppend(&out, " peer counter deltas unavailable: ", r.peer_counters_error(), "\n");
+  }
   if (r.wc_errors() > 0 || r.timeouts() > 0) {
     absl::StrAppend(&out, " work-completion errors: ", r.wc_errors(), ", timeouts: ", r.timeouts(),
                     "\n");
