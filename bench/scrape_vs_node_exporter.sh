@@ -145,7 +145,7 @@ for _ in $(seq 1 100); do
 done
 
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "roced $("$BIN/roced" --version | head -1); $("$NODE_EXPORTER" --version 2>&1 | head -1)"
+echo "$("$BIN/roced" --version | head -1); $("$NODE_EXPORTER" --version 2>&1 | head -1)"
 echo "off on this tree (not the live /sys): ethtool statistics, DCB netlink collector, PFC watchdog pause polling, verbs contexts"
 
 python3 - "$ROCED_PORT" "$NE_PORT" "$ROCED_PID" "$NE_PID" "$SCRAPES" <<'PY'

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The whole /metrics of roced on the fixture tree against the stored file
+# tests/fixtures/expected_metrics_fixture.txt: every family's HELP and TYPE,
+# every series' name and labels, and every value that does not depend on
+# time. A renamed metric or label, a changed help text, a new or vanished
+# series fails it. Values that do depend on time (durations, start time,
+# counts of periodic runs, the HTTP exposer's own figures, the build's
+# version and commit) are replaced by <volatile>; their series still count.
+# Usage: metrics_golden.sh BIN_DIR SOURCE_DIR [--update]
+#   --update  rewrite the stored file from this scrape (then review the diff)
+set -euo pipefail
+BIN=$1
+SRC=$2
+UPDATE=${3:-}
+GOLDEN=$SRC/tests/fixtures/expected_metrics_fixture.txt
+WORK=$(mktemp -d /tmp/roced-golden.XXXXXX)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
+"$BIN/roced" --sysfs-root "$SRC/tests/fixtures/sysfs" --config "$WORK/roced.yaml" \
+  --grpc-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$PORT" \
+  --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
+PID=$!
+for _ in $(seq 1 100); do
+  "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && break
+  kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
+  sleep 0.1
+done
+# The start-up reconcile pass has run once the converged gauge reads 1.
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$PORT/metrics" >"$WORK/metrics.txt" && grep -q '^roced_converged 1' "$WORK/metrics.txt" && break
+  sleep 0.1
+done
+
+python3 - "$WORK/metrics.txt" >"$WORK/normalized.txt" <<'PY'
+import re, sys
+
+VOLATILE_FAMILIES = (
+    "exposer_",                          # prometheus-cpp's own HTTP figures
+    "roced_discovery_duration_seconds",  # how long passes took
+    "roced_reconcile_duration_seconds",
+    "roced_start_time_seconds",
+    "roced_discovery_runs_total",        # periodic and event-driven passes
+    "roced_reconcile_runs_total",
+)
+out, samples = [], []
+
+def flush():
+    out.extend(sorted(samples))
+    samples.clear()
+
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if not line:
+        continue
+    if line.startswith("#"):
+        flush()
+        out.append(line)
+        continue
+    m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$", line)
+    if not m:
+        raise SystemExit(f"unparsable sample line: {line}")
+    name, labels, value = m.group(1), m.group(2) or "", m.group(3)
+    if name.startswith(VOLATILE_FAMILIES):
+        value = "<volatile>"
+    if name == "roced_build_info":
+        labels = re.sub(r'(commit|version)="[^"]*"', r'\1="<volatile>"', labels)
+    samples.append(f"{name}{labels} {value}")
+flush()
+print("\n".join(out))
+PY
+
+if [ "$UPDATE" = --update ]; then
+  cp "$WORK/normalized.txt" "$GOLDEN"
+  echo "metrics_golden: wrote $GOLDEN ($(wc -l <"$GOLDEN") lines)"
+  exit 0
+fi
+if diff -u "$GOLDEN" "$WORK/normalized.txt" >"$WORK/diff.txt"; then
+  echo "ok   - /metrics of the fixture tree matches $(basename "$GOLDEN") ($(wc -l <"$GOLDEN") lines)"
+  echo "metrics_golden: 1 passed, 0 failed"
+else
+  cat "$WORK/diff.txt"
+  echo "FAIL - /metrics of the fixture tree differs from $(basename "$GOLDEN") (- stored, + scraped);"
+  echo "       if the change is intended: bash tests/e2e/metrics_golden.sh BIN_DIR SOURCE_DIR --update"
+  echo "metrics_golden: 0 passed, 1 failed"
+  exit 1
+fi
