@@ -26,56 +26,15 @@
 #include "util/fs.h"
 #include "util/status_macros.h"
 #include "util/log.h"
+#include "util/proto_time.h"
 
 namespace roced::agent {
 
 using google::protobuf::util::TimeUtil;
 
-bool Subscription::Next(roced::v1::StateEvent* event, absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                    [this] { return closed_ || !queue_.empty(); })) {
-    return false;
-  }
-  if (queue_.empty()) return false;  // closed
-  *event = std::move(queue_.front());
-  queue_.pop_front();
-  return true;
-}
-
-void Subscription::Push(const roced::v1::StateEvent& event) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return;
-    if (queue_.size() >= kMaxQueued) queue_.pop_front();
-    queue_.push_back(event);
-  }
-  cv_.notify_one();
-}
-
-void Subscription::Close() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-  }
-  cv_.notify_all();
-}
-
-bool Subscription::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closed_;
-}
-
-namespace {
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
-}  // namespace
-
 Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
+      state_dir_(options_.state_dir),
       discovery_(options_.paths),
       registry_(std::make_shared<prometheus::Registry>()) {
   if (options_.node_io == nullptr) {
@@ -124,7 +83,7 @@ Agent::Agent(AgentOptions options)
     config_loads_->Add({{"result", r}});
   }
   std::lock_guard<std::mutex> lock(mu_);
-  state_.set_hostname(Hostname());
+  state_.set_hostname(util::Hostname());
   state_.mutable_agent()->set_version(kVersion);
   state_.mutable_agent()->set_git_commit(kGitCommit);
   *state_.mutable_agent()->mutable_started_at() = TimeUtil::GetCurrentTime();
@@ -159,21 +118,8 @@ std::string Digest(const std::string& text) {
   return absl::StrCat(absl::Hex(h, absl::kZeroPad16));
 }
 
-absl::Duration FromProto(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp out;
-  int64_t ns = absl::ToUnixNanos(t);
-  out.set_seconds(ns / 1000000000);
-  out.set_nanos(static_cast<int32_t>(ns % 1000000000));
-  return out;
-}
+using util::FromProto;
+using util::ToProto;
 
 roced::v1::StateEvent DriftEventFor(const reconcile::Step& s, bool corrected) {
   roced::v1::StateEvent ev;
@@ -208,82 +154,19 @@ void Agent::RecordConfigError(const std::string& error) {
   Publish(std::move(ev));
 }
 
-namespace {
-
-// State-dir files are proto3 JSON, written atomically (fsync, rename).
-absl::Status WriteJsonFile(const std::string& path, const google::protobuf::Message& message) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  auto st = google::protobuf::util::MessageToJsonString(message, &json, opts);
-  if (!st.ok()) return absl::InternalError(st.ToString());
-  return util::WriteFileAtomic(path, json);
-}
-
-enum class JsonRead { kAbsent, kUnreadable, kOk };
-
-// Reads `path` into `message`; a file that does not parse is logged.
-JsonRead ReadJsonFile(const std::string& path, google::protobuf::Message* message) {
-  auto text = util::ReadFile(path);
-  if (!text.ok()) return JsonRead::kAbsent;
-  if (auto st = google::protobuf::util::JsonStringToMessage(*text, message); !st.ok()) {
-    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
-    return JsonRead::kUnreadable;
-  }
-  return JsonRead::kOk;
-}
-
-}  // namespace
-
-std::optional<roced::v1::AcceptedConfig> Agent::LoadPersisted() {
-  if (options_.state_dir.empty()) return std::nullopt;
-  roced::v1::AcceptedConfig accepted;
-  if (ReadJsonFile(options_.state_dir + "/accepted.json", &accepted) != JsonRead::kOk) return std::nullopt;
-  return accepted;
-}
-
-absl::Status Agent::Persist(const roced::v1::AcceptedConfig& accepted) {
-  if (options_.state_dir.empty()) return absl::OkStatus();
-  return WriteJsonFile(options_.state_dir + "/accepted.json", accepted);
-}
-
-absl::Status Agent::WriteJournal(uint64_t for_generation, const std::string& reason,
-                                 const std::vector<roced::v1::PriorValue>& prior) {
-  if (options_.state_dir.empty() || prior.empty()) return absl::OkStatus();
-  roced::v1::ApplyJournal journal;
-  journal.set_for_generation(for_generation);
-  journal.set_reason(reason);
-  *journal.mutable_started_at() = TimeUtil::GetCurrentTime();
-  for (const auto& p : prior) *journal.add_prior() = p;
-  return WriteJsonFile(options_.state_dir + "/apply-journal.json", journal);
-}
-
-void Agent::RemoveJournal() {
-  if (options_.state_dir.empty()) return;
-  const std::string path = options_.state_dir + "/apply-journal.json";
-  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-    LOG_WARNING << "cannot remove " << path << ": " << std::strerror(errno);
-  }
-}
-
 void Agent::LoadJournal(const std::optional<roced::v1::AcceptedConfig>& persisted) {
-  if (options_.state_dir.empty()) return;
-  roced::v1::ApplyJournal journal;
-  switch (ReadJsonFile(options_.state_dir + "/apply-journal.json", &journal)) {
-    case JsonRead::kAbsent: return;
-    case JsonRead::kUnreadable: RemoveJournal(); return;
-    case JsonRead::kOk: break;
-  }
-  if (journal.for_generation() != 0 && persisted && persisted->generation() >= journal.for_generation()) {
+  std::optional<roced::v1::ApplyJournal> journal = state_dir_.LoadJournal();
+  if (!journal) return;
+  if (journal->for_generation() != 0 && persisted && persisted->generation() >= journal->for_generation()) {
     // The apply it guarded was accepted before the agent stopped.
-    RemoveJournal();
+    state_dir_.RemoveJournal();
     return;
   }
-  LOG_WARNING << "the agent stopped in the middle of an apply (" << journal.reason() << ", started "
-              << TimeUtil::ToString(journal.started_at()) << "); writing back the " << journal.prior_size()
+  LOG_WARNING << "the agent stopped in the middle of an apply (" << journal->reason() << ", started "
+              << TimeUtil::ToString(journal->started_at()) << "); writing back the " << journal->prior_size()
               << " value(s) it had changed before resuming";
   pending_restore_ = reconcile::MergePrior(
-      pending_restore_, std::vector<roced::v1::PriorValue>(journal.prior().begin(), journal.prior().end()));
+      pending_restore_, std::vector<roced::v1::PriorValue>(journal->prior().begin(), journal->prior().end()));
 }
 
 bool Agent::RestorePendingLocked(const std::string& reason) {
@@ -292,7 +175,7 @@ bool Agent::RestorePendingLocked(const std::string& reason) {
   reconcile::Plan plan = reconcile::RestorePlan(pending_restore_, io_, &targets);
   if (plan.empty()) {
     pending_restore_.clear();
-    RemoveJournal();
+    state_dir_.RemoveJournal();
     return true;
   }
   roced::v1::ApplyResult result = reconcile::ApplyPlan(plan, targets, io_);
@@ -311,7 +194,7 @@ bool Agent::RestorePendingLocked(const std::string& reason) {
     return false;
   }
   pending_restore_.clear();
-  RemoveJournal();
+  state_dir_.RemoveJournal();
   return true;
 }
 
@@ -324,7 +207,7 @@ absl::Status Agent::RollBackProvisionalLocked() {
   std::vector<roced::v1::PriorValue> prior(accepted_.prior().begin(), accepted_.prior().end());
   // Journal first: an agent that dies between accepting `back` and writing
   // the values still restores them at start-up.
-  if (absl::Status s = WriteJournal(0, "confirm-timeout rollback", prior); !s.ok()) {
+  if (absl::Status s = state_dir_.WriteJournal(0, "confirm-timeout rollback", prior); !s.ok()) {
     LOG_WARNING << "cannot journal the rollback: " << s.message();
   }
   RETURN_IF_ERROR(Accept(back));
@@ -336,7 +219,7 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
   model::ApplyDefaults(accepted.mutable_config());
   accepted.set_generation(accepted_.generation() + 1);
   *accepted.mutable_accepted_at() = TimeUtil::GetCurrentTime();
-  if (absl::Status s = Persist(accepted); !s.ok()) {
+  if (absl::Status s = state_dir_.SaveAccepted(accepted); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot persist the accepted config: ", s.message()));
   }
   accepted_ = accepted;
@@ -372,7 +255,7 @@ absl::Status Agent::LoadConfig(bool startup) {
   std::lock_guard<std::mutex> rlock(reconcile_mu_);
   std::optional<roced::v1::AcceptedConfig> persisted;
   if (startup && accepted_.generation() == 0) {
-    persisted = LoadPersisted();
+    persisted = state_dir_.LoadAccepted();
     if (persisted) accepted_.set_generation(persisted->generation());
     LoadJournal(persisted);
     if (!pending_restore_.empty()) TriggerReconcile("start-up restore");
@@ -484,7 +367,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
     LOG_WARNING << "dropping " << pending_restore_.size()
                 << " value(s) still to restore: superseded by ApplyConfig";
     pending_restore_.clear();
-    RemoveJournal();
+    state_dir_.RemoveJournal();
   }
   roced::v1::NodeConfig config = request.config();
   model::ApplyDefaults(&config);
@@ -519,12 +402,12 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
     prior = reconcile::PriorValues(plan, *targets);
     // Before the node is touched: an agent killed during the apply writes
     // these back at start-up.
-    if (absl::Status s = WriteJournal(accepted_.generation() + 1, "ApplyConfig", prior); !s.ok()) {
+    if (absl::Status s = state_dir_.WriteJournal(accepted_.generation() + 1, "ApplyConfig", prior); !s.ok()) {
       return absl::UnavailableError(absl::StrCat("cannot journal the apply, nothing changed: ", s.message()));
     }
     *response.mutable_result() = reconcile::ApplyPlan(plan, *targets, io_);
     if (!response.result().success()) {
-      RemoveJournal();
+      state_dir_.RemoveJournal();
       reconcile_runs_->Add({{"result", "failure"}}).Increment();
       response.set_generation(accepted_.generation());
       return response;
@@ -548,7 +431,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(
     for (const auto& p : reconcile::MergePrior(older, prior)) *next.add_prior() = p;
   }
   absl::Status accepted = Accept(next);
-  RemoveJournal();
+  state_dir_.RemoveJournal();
   if (!accepted.ok()) return accepted;
   response.set_generation(accepted_.generation());
   ReconcileLocked("config applied", /*config_change=*/true);
@@ -574,7 +457,7 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
   confirmed.clear_previous();
   confirmed.clear_prior();
   confirmed.clear_confirm_deadline();
-  if (absl::Status s = Persist(confirmed); !s.ok()) return s;
+  if (absl::Status s = state_dir_.SaveAccepted(confirmed); !s.ok()) return s;
   accepted_ = confirmed;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -891,33 +774,12 @@ void Agent::Stop() {
   if (reconcile_loop_.joinable()) reconcile_loop_.join();
   if (monitor_) monitor_->Stop();
   verbs_.CloseAll();
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& s : subscribers_) s->Close();
-  subscribers_.clear();
+  bus_.CloseAll();
 }
 
 roced::v1::NodeState Agent::State() const {
   std::lock_guard<std::mutex> lock(mu_);
   return state_;
-}
-
-std::shared_ptr<Subscription> Agent::Subscribe() {
-  auto sub = std::make_shared<Subscription>();
-  std::lock_guard<std::mutex> lock(mu_);
-  subscribers_.push_back(sub);
-  return sub;
-}
-
-void Agent::Unsubscribe(const std::shared_ptr<Subscription>& sub) {
-  sub->Close();
-  std::lock_guard<std::mutex> lock(mu_);
-  std::erase(subscribers_, sub);
-}
-
-void Agent::Publish(roced::v1::StateEvent event) {
-  *event.mutable_at() = TimeUtil::GetCurrentTime();
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& s : subscribers_) s->Push(event);
 }
 
 }  // namespace roced::agent

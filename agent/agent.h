@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "agent/event_bus.h"
+#include "agent/state_dir.h"
 #include "hal/link_monitor.h"
 #include "hal/paths.h"
 #include "hal/sysfs_discovery.h"
@@ -61,25 +62,6 @@ struct AgentOptions {
   // How long a partly satisfied hugepage request waits before it is tried
   // again.
   absl::Duration hugepage_retry = absl::Minutes(5);
-};
-
-// One WatchState subscriber's queue. Events beyond `kMaxQueued` drop the
-// oldest (a slow reader then gets a fresh full state instead).
-class Subscription {
- public:
-  static constexpr size_t kMaxQueued = 1024;
-  // Waits up to `timeout` for the next event. False on timeout or when the
-  // subscription was closed.
-  bool Next(roced::v1::StateEvent* event, absl::Duration timeout);
-  void Push(const roced::v1::StateEvent& event);
-  void Close();
-  bool closed() const;
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<roced::v1::StateEvent> queue_;
-  bool closed_ = false;
 };
 
 class Agent {
@@ -132,11 +114,11 @@ class Agent {
 
   roced::v1::NodeState State() const;
 
-  std::shared_ptr<Subscription> Subscribe();
-  void Unsubscribe(const std::shared_ptr<Subscription>& sub);
+  std::shared_ptr<Subscription> Subscribe() { return bus_.Subscribe(); }
+  void Unsubscribe(const std::shared_ptr<Subscription>& sub) { bus_.Unsubscribe(sub); }
 
   // Sends `event` to every WatchState subscriber, stamped with the time.
-  void PublishEvent(roced::v1::StateEvent event) { Publish(std::move(event)); }
+  void PublishEvent(roced::v1::StateEvent event) { bus_.Publish(std::move(event)); }
 
   // Marks a component healthy or not (shown in GetState and metrics).
   void SetComponentHealth(const std::string& name, bool healthy, const std::string& message);
@@ -145,19 +127,13 @@ class Agent {
   const AgentOptions& options() const { return options_; }
 
  private:
-  void Publish(roced::v1::StateEvent event);
+  void Publish(roced::v1::StateEvent event) { bus_.Publish(std::move(event)); }
   void DiscoveryLoop();
   void ReconcileLoop();
   void TriggerReconcile(const std::string& reason);
   // Records `accepted` as the desired state (generation assigned here),
   // persists it, publishes a ConfigEvent.
   absl::Status Accept(roced::v1::AcceptedConfig accepted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
-  absl::Status Persist(const roced::v1::AcceptedConfig& accepted);
-  std::optional<roced::v1::AcceptedConfig> LoadPersisted();
-  // <state-dir>/apply-journal.json (see ApplyJournal in state.proto).
-  absl::Status WriteJournal(uint64_t for_generation, const std::string& reason,
-                            const std::vector<roced::v1::PriorValue>& prior);
-  void RemoveJournal();
   // At start-up: a journal left by an apply that did not land becomes
   // pending_restore_.
   void LoadJournal(const std::optional<roced::v1::AcceptedConfig>& persisted)
@@ -174,13 +150,14 @@ class Agent {
   void RecordConfigError(const std::string& error);
 
   const AgentOptions options_;
+  const StateDir state_dir_;
   hal::SysfsDiscovery discovery_;
   hal::VerbsDevices verbs_;
   std::unique_ptr<hal::LinkMonitor> monitor_;
 
   mutable std::mutex mu_;
   roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<Subscription>> subscribers_ ABSL_GUARDED_BY(mu_);
+  EventBus bus_;
 
   std::mutex loop_mu_;
   bool stop_ ABSL_GUARDED_BY(loop_mu_) = false;

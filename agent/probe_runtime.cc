@@ -19,6 +19,8 @@
 #include "probe/verbs_endpoint.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "util/log.h"
+#include "util/fs.h"
+#include "util/proto_time.h"
 
 namespace roced::agent {
 
@@ -53,12 +55,6 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
   return *bounds;
 }
 
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "roced";
-  return buf;
-}
-
 std::string RandomId() {
   static std::atomic<uint64_t> counter{0};
   std::random_device rd;
@@ -66,17 +62,8 @@ std::string RandomId() {
   return absl::StrCat(absl::Hex(r, absl::kZeroPad16));
 }
 
-absl::Duration FromProto(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
-google::protobuf::Duration ToProto(absl::Duration d) {
-  google::protobuf::Duration out;
-  const int64_t ns = absl::ToInt64Nanoseconds(d);
-  out.set_seconds(ns / 1000000000);
-  out.set_nanos(static_cast<int32_t>(ns % 1000000000));
-  return out;
-}
+using util::FromProto;
+using util::ToProto;
 
 bool IsHostPort(const std::string& s) {
   size_t colon = s.rfind(':');
@@ -104,7 +91,7 @@ struct ProbeRuntime::Responder {
 
 ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
     : agent_(agent), options_(std::move(options)), history_(options_.history_per_peer) {
-  if (options_.name.empty()) options_.name = Hostname();
+  if (options_.name.empty()) options_.name = util::Hostname("roced");
   factory_ = options_.factory;
   if (factory_ == nullptr && agent_->options().use_verbs && agent_->options().paths.IsLiveSysfs()) {
     owned_factory_ = std::make_unique<probe::VerbsEndpointFactory>();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "util/proto_time.h"
 
 namespace roced::metrics {
 namespace {
@@ -15,7 +16,7 @@ absl::Time MonotonicNow() {
 
 absl::Duration FromProto(const google::protobuf::Duration& d, absl::Duration fallback) {
   if (d.seconds() == 0 && d.nanos() == 0) return fallback;
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+  return util::FromProto(d);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/reflection.h"
+#include "util/proto_time.h"
 
 namespace roced::model {
 namespace {
@@ -327,7 +328,7 @@ void EmitScalar(YAML::Emitter& out, const Message& msg, const FieldDescriptor* f
       const Message& sub = rep ? r->GetRepeatedMessage(msg, f, index) : r->GetMessage(msg, f);
       if (sub.GetDescriptor()->full_name() == "google.protobuf.Duration") {
         const auto& d = static_cast<const google::protobuf::Duration&>(sub);
-        out << absl::FormatDuration(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()));
+        out << absl::FormatDuration(util::FromProto(d));
       } else {
         EmitMessage(out, sub);
       }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "util/fs.h"
+#include "util/proto_time.h"
 
 namespace roced::model {
 namespace {
@@ -18,9 +19,8 @@ namespace {
 using roced::v1::Severity;
 using roced::v1::ValidationIssue;
 
-absl::Duration ToDuration(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
+using util::FromProto;
+absl::Duration ToDuration(const google::protobuf::Duration& d) { return FromProto(d); }
 
 class Checker {
  public:

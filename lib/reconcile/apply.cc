@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "reconcile/plan.h"
 #include "util/log.h"
+#include "util/proto_time.h"
 
 namespace roced::reconcile {
 
@@ -124,9 +125,7 @@ roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& ta
     }
   }
   result.set_success(!failed);
-  absl::Duration d = absl::Now() - start;
-  result.mutable_duration()->set_seconds(absl::IDivDuration(d, absl::Seconds(1), &d));
-  result.mutable_duration()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
+  *result.mutable_duration() = util::ToProto(absl::Now() - start);
   return result;
 }
 

@@ -135,4 +135,10 @@ bool PathExists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+std::string Hostname(const std::string& fallback) {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return fallback;
+  return buf;
+}
+
 }  // namespace roced::util

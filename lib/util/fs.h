@@ -39,4 +39,7 @@ bool PathExists(const std::string& path);
 // EINVAL -> INVALID_ARGUMENT, other -> INTERNAL) with `what` and strerror.
 absl::Status ErrnoToStatus(int err, const std::string& what);
 
+// This host's name (gethostname), or `fallback` when it cannot be had.
+std::string Hostname(const std::string& fallback = "");
+
 }  // namespace roced::util

@@ -1,0 +1,83 @@
+#include "agent/state_dir.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace roced::agent {
+
+namespace {
+
+absl::Status WriteJsonFile(const std::string& path, const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  auto st = google::protobuf::util::MessageToJsonString(message, &json, opts);
+  if (!st.ok()) return absl::InternalError(st.ToString());
+  return util::WriteFileAtomic(path, json);
+}
+
+enum class JsonRead { kAbsent, kUnreadable, kOk };
+
+// Reads `path` into `message`; a file that does not parse is logged.
+JsonRead ReadJsonFile(const std::string& path, google::protobuf::Message* message) {
+  auto text = util::ReadFile(path);
+  if (!text.ok()) return JsonRead::kAbsent;
+  if (auto st = google::protobuf::util::JsonStringToMessage(*text, message); !st.ok()) {
+    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
+    return JsonRead::kUnreadable;
+  }
+  return JsonRead::kOk;
+}
+
+}  // namespace
+
+std::optional<roced::v1::AcceptedConfig> StateDir::LoadAccepted() const {
+  if (dir_.empty()) return std::nullopt;
+  roced::v1::AcceptedConfig accepted;
+  if (ReadJsonFile(AcceptedPath(), &accepted) != JsonRead::kOk) return std::nullopt;
+  return accepted;
+}
+
+absl::Status StateDir::SaveAccepted(const roced::v1::AcceptedConfig& accepted) const {
+  if (dir_.empty()) return absl::OkStatus();
+  return WriteJsonFile(AcceptedPath(), accepted);
+}
+
+absl::Status StateDir::WriteJournal(uint64_t for_generation, const std::string& reason,
+                                    const std::vector<roced::v1::PriorValue>& prior) const {
+  if (dir_.empty() || prior.empty()) return absl::OkStatus();
+  roced::v1::ApplyJournal journal;
+  journal.set_for_generation(for_generation);
+  journal.set_reason(reason);
+  *journal.mutable_started_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
+  for (const auto& p : prior) *journal.add_prior() = p;
+  return WriteJsonFile(JournalPath(), journal);
+}
+
+std::optional<roced::v1::ApplyJournal> StateDir::LoadJournal() const {
+  if (dir_.empty()) return std::nullopt;
+  roced::v1::ApplyJournal journal;
+  switch (ReadJsonFile(JournalPath(), &journal)) {
+    case JsonRead::kAbsent: return std::nullopt;
+    case JsonRead::kUnreadable: RemoveJournal(); return std::nullopt;
+    case JsonRead::kOk: break;
+  }
+  return journal;
+}
+
+void StateDir::RemoveJournal() const {
+  if (dir_.empty()) return;
+  const std::string path = JournalPath();
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    LOG_WARNING << "cannot remove " << path << ": " << std::strerror(errno);
+  }
+}
+
+}  // namespace roced::agent

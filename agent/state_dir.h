@@ -1,0 +1,45 @@
+// The agent's state directory: accepted.json (the accepted config, its
+// generation and source, a provisional config's deadline and priors) and
+// apply-journal.json (the pre-apply values of an apply in progress). Files
+// are proto3 JSON written atomically (temporary file, fsync, rename). An
+// empty directory name turns every call into a no-op (tests, --state-dir "").
+//
+// Threads: used under the agent's reconcile_mu_ only; not synchronised itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "roced/v1/state.pb.h"
+
+namespace roced::agent {
+
+class StateDir {
+ public:
+  explicit StateDir(std::string dir) : dir_(std::move(dir)) {}
+
+  // The persisted accepted config; nullopt when absent or unreadable (the
+  // latter is logged).
+  std::optional<roced::v1::AcceptedConfig> LoadAccepted() const;
+  absl::Status SaveAccepted(const roced::v1::AcceptedConfig& accepted) const;
+
+  // Records the values an apply is about to overwrite (nothing when `prior`
+  // is empty). `for_generation` is the generation the apply would get; 0
+  // for a rollback.
+  absl::Status WriteJournal(uint64_t for_generation, const std::string& reason,
+                            const std::vector<roced::v1::PriorValue>& prior) const;
+  // The journal on disk; an unreadable one is logged and removed.
+  std::optional<roced::v1::ApplyJournal> LoadJournal() const;
+  void RemoveJournal() const;
+
+ private:
+  std::string AcceptedPath() const { return dir_ + "/accepted.json"; }
+  std::string JournalPath() const { return dir_ + "/apply-journal.json"; }
+
+  const std::string dir_;
+};
+
+}  // namespace roced::agent
