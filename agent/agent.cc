@@ -36,7 +36,11 @@ Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
       state_dir_(options_.state_dir),
       discovery_(options_.paths),
-      registry_(std::make_shared<prometheus::Registry>()) {
+      registry_(std::make_shared<prometheus::Registry>()),
+      discovery_loop_({"roced-discover"}, [this] { return options_.discovery_interval; },
+                      [this](const std::string& reason) { RefreshDevices(reason); }),
+      reconcile_loop_({"roced-reconcile"}, [this] { return ReconcileWait(); },
+                      [this](const std::string& reason) { ReconcilePass(reason); }) {
   if (options_.node_io == nullptr) {
     owned_io_ = std::make_unique<reconcile::LinuxNodeIo>(options_.paths);
     io_ = owned_io_.get();
@@ -619,48 +623,32 @@ diagnose::Inputs Agent::DiagnoseInputs() {
   return in;
 }
 
-void Agent::TriggerReconcile(const std::string& reason) {
-  {
-    std::lock_guard<std::mutex> lock(rloop_mu_);
-    reconcile_requested_ = true;
-    reconcile_reason_ = reason;
+void Agent::TriggerReconcile(const std::string& reason) { reconcile_loop_.Trigger(reason); }
+
+absl::Duration Agent::ReconcileWait() {
+  std::lock_guard<std::mutex> lock(reconcile_mu_);
+  absl::Duration wait = FromProto(accepted_.config().reconcile().interval());
+  if (wait <= absl::ZeroDuration()) wait = absl::Seconds(30);
+  if (accepted_.provisional()) {
+    wait = std::min(wait, std::max(FromProto(accepted_.confirm_deadline()) - absl::Now(),
+                                   absl::ZeroDuration()));
   }
-  rloop_cv_.notify_all();
+  return wait;
 }
 
-void Agent::ReconcileLoop() {
-  while (true) {
-    std::string reason = "periodic";
-    absl::Duration wait;
-    std::optional<absl::Time> deadline;
-    {
-      std::lock_guard<std::mutex> lock(reconcile_mu_);
-      wait = FromProto(accepted_.config().reconcile().interval());
-      if (wait <= absl::ZeroDuration()) wait = absl::Seconds(30);
-      if (accepted_.provisional()) deadline = FromProto(accepted_.confirm_deadline());
+void Agent::ReconcilePass(const std::string& reason) {
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
+  if (accepted_.provisional() && FromProto(accepted_.confirm_deadline()) <= absl::Now()) {
+    LOG_WARNING << "provisional generation " << accepted_.generation()
+                << " was not confirmed in time; rolling back to the previous config";
+    if (absl::Status s = RollBackProvisionalLocked(); !s.ok()) {
+      LOG_ERROR << "confirm-timeout rollback: " << s.message();
+      return;
     }
-    if (deadline) wait = std::min(wait, std::max(*deadline - absl::Now(), absl::ZeroDuration()));
-    {
-      std::unique_lock<std::mutex> lock(rloop_mu_);
-      rloop_cv_.wait_for(lock, absl::ToChronoNanoseconds(wait),
-                         [this] { return rstop_ || reconcile_requested_; });
-      if (rstop_) return;
-      if (reconcile_requested_) reason = reconcile_reason_;
-      reconcile_requested_ = false;
-    }
-    std::lock_guard<std::mutex> rlock(reconcile_mu_);
-    if (accepted_.provisional() && FromProto(accepted_.confirm_deadline()) <= absl::Now()) {
-      LOG_WARNING << "provisional generation " << accepted_.generation()
-                  << " was not confirmed in time; rolling back to the previous config";
-      if (absl::Status s = RollBackProvisionalLocked(); !s.ok()) {
-        LOG_ERROR << "confirm-timeout rollback: " << s.message();
-        continue;
-      }
-      ReconcileLocked("confirm timeout", /*config_change=*/true);
-      continue;
-    }
-    ReconcileLocked(reason, false);
+    ReconcileLocked("confirm timeout", /*config_change=*/true);
+    return;
   }
+  ReconcileLocked(reason, false);
 }
 
 void Agent::RefreshDevices(const std::string& reason) {
@@ -725,12 +713,7 @@ void Agent::Start() {
   RefreshDevices("start-up");
   if (options_.use_netlink) {
     monitor_ = std::make_unique<hal::LinkMonitor>([this](const std::string& reason) {
-      {
-        std::lock_guard<std::mutex> lock(loop_mu_);
-        refresh_requested_ = true;
-        refresh_reason_ = reason;
-      }
-      loop_cv_.notify_all();
+      discovery_loop_.Trigger(reason);
       TriggerReconcile(reason);
     });
     if (absl::Status s = monitor_->Start(); !s.ok()) {
@@ -740,38 +723,13 @@ void Agent::Start() {
       monitor_.reset();
     }
   }
-  loop_ = std::thread([this] { DiscoveryLoop(); });
-  if (options_.reconcile) reconcile_loop_ = std::thread([this] { ReconcileLoop(); });
-}
-
-void Agent::DiscoveryLoop() {
-  while (true) {
-    std::string reason = "periodic";
-    {
-      std::unique_lock<std::mutex> lock(loop_mu_);
-      loop_cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.discovery_interval),
-                        [this] { return stop_ || refresh_requested_; });
-      if (stop_) return;
-      if (refresh_requested_) reason = refresh_reason_;
-      refresh_requested_ = false;
-    }
-    RefreshDevices(reason);
-  }
+  discovery_loop_.Start();
+  if (options_.reconcile) reconcile_loop_.Start();
 }
 
 void Agent::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    stop_ = true;
-  }
-  {
-    std::lock_guard<std::mutex> lock(rloop_mu_);
-    rstop_ = true;
-  }
-  loop_cv_.notify_all();
-  rloop_cv_.notify_all();
-  if (loop_.joinable()) loop_.join();
-  if (reconcile_loop_.joinable()) reconcile_loop_.join();
+  discovery_loop_.Stop();
+  reconcile_loop_.Stop();
   if (monitor_) monitor_->Stop();
   verbs_.CloseAll();
   bus_.CloseAll();

@@ -2,9 +2,13 @@
 // config, component health), the loops that keep it fresh, and the event
 // stream behind WatchState. The gRPC service and main() sit on top of it.
 //
-// Threads: Start() runs a discovery thread (periodic backstop + netlink
-// triggers) and the netlink monitor thread. Every public method is
-// thread-safe.
+// Threads: Start() runs the discovery loop ("roced-discover": every
+// discovery_interval and on netlink events), the reconcile loop
+// ("roced-reconcile": accepted configs, netlink events, confirm deadlines,
+// every reconcile.interval) and the netlink monitor thread. Every public
+// method is thread-safe. Locks: reconcile_mu_ (accepting configs, passes)
+// before mu_ (the published NodeState); the event bus and the loops' own
+// mutexes are leaves.
 #pragma once
 
 #include <condition_variable>
@@ -36,6 +40,7 @@
 #include "reconcile/apply.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
+#include "util/triggered_loop.h"
 
 namespace roced::agent {
 
@@ -128,9 +133,12 @@ class Agent {
 
  private:
   void Publish(roced::v1::StateEvent event) { bus_.Publish(std::move(event)); }
-  void DiscoveryLoop();
-  void ReconcileLoop();
   void TriggerReconcile(const std::string& reason);
+  // The reconcile loop: how long until the next periodic pass (the
+  // interval, or sooner when a provisional config's deadline comes first),
+  // and one pass (a due confirm-timeout rollback, else a reconcile).
+  absl::Duration ReconcileWait() ABSL_LOCKS_EXCLUDED(reconcile_mu_);
+  void ReconcilePass(const std::string& reason) ABSL_LOCKS_EXCLUDED(reconcile_mu_);
   // Records `accepted` as the desired state (generation assigned here),
   // persists it, publishes a ConfigEvent.
   absl::Status Accept(roced::v1::AcceptedConfig accepted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
@@ -159,13 +167,6 @@ class Agent {
   roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
   EventBus bus_;
 
-  std::mutex loop_mu_;
-  bool stop_ ABSL_GUARDED_BY(loop_mu_) = false;
-  bool refresh_requested_ ABSL_GUARDED_BY(loop_mu_) = false;
-  std::string refresh_reason_ ABSL_GUARDED_BY(loop_mu_);
-  std::condition_variable loop_cv_;
-  std::thread loop_;
-
   // Serialises config acceptance and reconcile passes.
   std::mutex reconcile_mu_;
   roced::v1::AcceptedConfig accepted_ ABSL_GUARDED_BY(reconcile_mu_);
@@ -179,13 +180,6 @@ class Agent {
   // rollback or a journal found at start-up.
   std::vector<roced::v1::PriorValue> pending_restore_ ABSL_GUARDED_BY(reconcile_mu_);
 
-  std::mutex rloop_mu_;
-  bool rstop_ ABSL_GUARDED_BY(rloop_mu_) = false;
-  bool reconcile_requested_ ABSL_GUARDED_BY(rloop_mu_) = false;
-  std::string reconcile_reason_ ABSL_GUARDED_BY(rloop_mu_);
-  std::condition_variable rloop_cv_;
-  std::thread reconcile_loop_;
-
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* reconcile_runs_;
   prometheus::Counter* drift_detected_;
@@ -193,6 +187,11 @@ class Agent {
   prometheus::Family<prometheus::Counter>* discovery_runs_;
   prometheus::Family<prometheus::Counter>* config_loads_;
   prometheus::Histogram* discovery_duration_;
+
+  // Declared last: their threads call into everything above, so they are
+  // stopped (by Stop, or their destructors) before it goes away.
+  util::TriggeredLoop discovery_loop_;
+  util::TriggeredLoop reconcile_loop_;
 };
 
 }  // namespace roced::agent

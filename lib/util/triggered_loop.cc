@@ -1,0 +1,60 @@
+#include "util/triggered_loop.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+
+namespace roced::util {
+
+TriggeredLoop::TriggeredLoop(Options options, WaitFn wait, Body body)
+    : options_(std::move(options)), wait_(std::move(wait)), body_(std::move(body)) {}
+
+TriggeredLoop::~TriggeredLoop() { Stop(); }
+
+void TriggeredLoop::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (thread_.joinable()) return;
+    stop_ = false;
+  }
+  thread_ = std::thread([this] { Run(); });
+  if (!options_.name.empty()) {
+    pthread_setname_np(thread_.native_handle(), options_.name.substr(0, 15).c_str());
+  }
+}
+
+void TriggeredLoop::Trigger(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requested_ = true;
+    reason_ = reason;
+  }
+  cv_.notify_all();
+}
+
+void TriggeredLoop::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void TriggeredLoop::Run() {
+  if (options_.run_first) body_("start");
+  while (true) {
+    const absl::Duration wait = std::max(wait_(), absl::ZeroDuration());
+    std::string reason = options_.periodic_reason;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, absl::ToChronoNanoseconds(wait), [this] { return stop_ || requested_; });
+      if (stop_) return;
+      if (requested_) reason = reason_;
+      requested_ = false;
+    }
+    body_(reason);
+  }
+}
+
+}  // namespace roced::util
