@@ -107,32 +107,18 @@ void CountersRuntime::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_) return;
     started_ = true;
-    stop_ = false;
   }
   Refresh();
   if (netdev_stats_ != nullptr) watchdog_->Start();
-  refresh_ = std::thread([this] { RefreshLoop(); });
-}
-
-void CountersRuntime::RefreshLoop() {
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
-      if (stop_) return;
-    }
-    Refresh();
-  }
+  refresh_.Start();
 }
 
 void CountersRuntime::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
     started_ = false;
   }
-  stop_cv_.notify_all();
-  if (refresh_.joinable()) refresh_.join();
+  refresh_.Stop();
   watchdog_->Stop();
 }
 

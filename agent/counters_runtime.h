@@ -32,6 +32,7 @@
 #include "metrics/pfc_watchdog.h"
 #include "prometheus/collectable.h"
 #include "roced/v1/agent.pb.h"
+#include "util/triggered_loop.h"
 
 namespace roced::agent {
 
@@ -70,7 +71,6 @@ class CountersRuntime {
 
  private:
   void Refresh();
-  void RefreshLoop();
   void OnStormChange(const metrics::PfcStormTransition& change);
   std::vector<metrics::PortNetdev> Ports() const;
 
@@ -88,13 +88,13 @@ class CountersRuntime {
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
-  // mu_ guards ports_, stop_ and started_; rates_mu_ guards previous_.
+  // mu_ guards ports_ and started_; rates_mu_ guards previous_.
   mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
   std::vector<metrics::PortNetdev> ports_;
-  bool stop_ = false;
   bool started_ = false;
-  std::thread refresh_;
+  // Re-reads the port list every second.
+  util::TriggeredLoop refresh_{{"roced-counters"}, [] { return absl::Seconds(1); },
+                               [this](const std::string&) { Refresh(); }};
 
   struct Sample {
     uint64_t value = 0;

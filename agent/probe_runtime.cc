@@ -126,8 +126,8 @@ void ProbeRuntime::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (started_ || stopped_) return;
   started_ = true;
-  reaper_ = std::thread([this] { ReaperLoop(); });
-  if (options_.schedule) scheduler_ = std::thread([this] { SchedulerLoop(); });
+  reaper_.Start();
+  if (options_.schedule) scheduler_.Start();
 }
 
 void ProbeRuntime::Stop() {
@@ -139,9 +139,8 @@ void ProbeRuntime::Stop() {
     stopping_.store(true);
     responders.swap(responders_);
   }
-  stop_cv_.notify_all();
-  if (reaper_.joinable()) reaper_.join();
-  if (scheduler_.joinable()) scheduler_.join();
+  reaper_.Stop();
+  scheduler_.Stop();
   JoinFinishedWorkers(/*all=*/true);
   for (auto& [id, r] : responders) ReleaseResponder(r);
 }
@@ -676,28 +675,25 @@ absl::Status ProbeRuntime::CloseEndpoint(const std::string& endpoint_id) {
   return absl::OkStatus();
 }
 
-void ProbeRuntime::ReaperLoop() {
-  while (true) {
-    std::vector<std::shared_ptr<Responder>> expired;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopped_; });
-      if (stopped_) return;
-      const absl::Time now = absl::Now();
-      for (auto it = responders_.begin(); it != responders_.end();) {
-        if (it->second->expires <= now) {
-          expired.push_back(it->second);
-          it = responders_.erase(it);
-        } else {
-          ++it;
-        }
+void ProbeRuntime::ReapExpired() {
+  std::vector<std::shared_ptr<Responder>> expired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    const absl::Time now = absl::Now();
+    for (auto it = responders_.begin(); it != responders_.end();) {
+      if (it->second->expires <= now) {
+        expired.push_back(it->second);
+        it = responders_.erase(it);
+      } else {
+        ++it;
       }
     }
-    for (auto& r : expired) {
-      LOG_INFO << "probe endpoint " << r->id << " for " << r->initiator
-               << ": lease expired without CloseEndpoint; released";
-      ReleaseResponder(r);
-    }
+  }
+  for (auto& r : expired) {
+    LOG_INFO << "probe endpoint " << r->id << " for " << r->initiator
+             << ": lease expired without CloseEndpoint; released";
+    ReleaseResponder(r);
   }
 }
 
@@ -717,56 +713,56 @@ void ProbeRuntime::JoinFinishedWorkers(bool all) {
   for (auto& w : finished) w.thread.join();
 }
 
-void ProbeRuntime::SchedulerLoop() {
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      const absl::Duration wait =
-          std::clamp(schedule_.NextDue() - absl::Now(), absl::ZeroDuration(), absl::Seconds(1));
-      stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(wait), [this] { return stopped_; });
-      if (stopped_) return;
-    }
-    JoinFinishedWorkers(/*all=*/false);
-    const roced::v1::ProbeConfig pc = agent_->State().config().desired().probes();
-    std::vector<std::string> peers;
-    for (const auto& peer : pc.peers()) peers.push_back(peer.name());
-    const absl::Time now = absl::Now();
-    schedule_.Configure(peers,
-                        pc.latency().has_interval() ? FromProto(pc.latency().interval())
-                                                    : absl::Seconds(10),
-                        pc.bandwidth().has_interval() ? FromProto(pc.bandwidth().interval())
-                                                      : absl::Minutes(5),
-                        now);
-    for (const probe::ScheduleKey& key : schedule_.Due(now)) {
-      roced::v1::RunProbeRequest request;
-      request.set_peer(key.peer);
-      request.set_kind(key.kind);
-      absl::StatusOr<ProbeParams> params = Params(request);
-      if (!params.ok()) {
-        LOG_WARNING << "scheduled " << ProbeKindName(key.kind) << " probe to " << key.peer << ": "
-                    << params.status().message();
-        schedule_.Started(key, now);
-        continue;
-      }
-      absl::StatusOr<probe::ProbeLimiter::Slot> slot =
-          limiter_.TryAcquire(key.kind, pc.has_max_concurrent() ? pc.max_concurrent() : 4u);
-      if (!slot.ok()) {
-        // At the limit (on-demand probes, or a bandwidth probe running):
-        // try again shortly rather than skipping a whole interval.
-        schedule_.Defer(key, now, absl::Seconds(5));
-        continue;
-      }
+absl::Duration ProbeRuntime::UntilNextDue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::clamp(schedule_.NextDue() - absl::Now(), absl::ZeroDuration(), absl::Seconds(1));
+}
+
+void ProbeRuntime::RunDueProbes() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+  }
+  JoinFinishedWorkers(/*all=*/false);
+  const roced::v1::ProbeConfig pc = agent_->State().config().desired().probes();
+  std::vector<std::string> peers;
+  for (const auto& peer : pc.peers()) peers.push_back(peer.name());
+  const absl::Time now = absl::Now();
+  schedule_.Configure(peers,
+                      pc.latency().has_interval() ? FromProto(pc.latency().interval())
+                                                  : absl::Seconds(10),
+                      pc.bandwidth().has_interval() ? FromProto(pc.bandwidth().interval())
+                                                    : absl::Minutes(5),
+                      now);
+  for (const probe::ScheduleKey& key : schedule_.Due(now)) {
+    roced::v1::RunProbeRequest request;
+    request.set_peer(key.peer);
+    request.set_kind(key.kind);
+    absl::StatusOr<ProbeParams> params = Params(request);
+    if (!params.ok()) {
+      LOG_WARNING << "scheduled " << ProbeKindName(key.kind) << " probe to " << key.peer << ": "
+                  << params.status().message();
       schedule_.Started(key, now);
-      auto done = std::make_shared<std::atomic<bool>>(false);
-      auto held = std::make_shared<probe::ProbeLimiter::Slot>(std::move(*slot));
-      std::thread t([this, p = *params, held, done] {
-        Record(Execute(p));
-        held->Release();
-        done->store(true);
-      });
-      std::lock_guard<std::mutex> lock(workers_mu_);
-      workers_.push_back(Worker{std::move(t), done});
+      continue;
     }
+    absl::StatusOr<probe::ProbeLimiter::Slot> slot =
+        limiter_.TryAcquire(key.kind, pc.has_max_concurrent() ? pc.max_concurrent() : 4u);
+    if (!slot.ok()) {
+      // At the limit (on-demand probes, or a bandwidth probe running):
+      // try again shortly rather than skipping a whole interval.
+      schedule_.Defer(key, now, absl::Seconds(5));
+      continue;
+    }
+    schedule_.Started(key, now);
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    auto held = std::make_shared<probe::ProbeLimiter::Slot>(std::move(*slot));
+    std::thread t([this, p = *params, held, done] {
+      Record(Execute(p));
+      held->Release();
+      done->store(true);
+    });
+    std::lock_guard<std::mutex> lock(workers_mu_);
+    workers_.push_back(Worker{std::move(t), done});
   }
 }
 

@@ -49,6 +49,7 @@
 #include "prometheus/histogram.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
+#include "util/triggered_loop.h"
 
 namespace roced::agent {
 
@@ -145,8 +146,12 @@ class ProbeRuntime {
   void Record(const roced::v1::ProbeResult& result);
   std::shared_ptr<grpc::Channel> Channel(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
   void ReleaseResponder(const std::shared_ptr<Responder>& responder);
-  void ReaperLoop() ABSL_LOCKS_EXCLUDED(mu_);
-  void SchedulerLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // The lease reaper's pass (every second) and the scheduler's: how long
+  // until a probe is due (at most 1 s, so config changes are seen), and a
+  // pass that starts the due ones.
+  void ReapExpired() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Duration UntilNextDue() ABSL_LOCKS_EXCLUDED(mu_);
+  void RunDueProbes() ABSL_LOCKS_EXCLUDED(mu_);
   void JoinFinishedWorkers(bool all) ABSL_LOCKS_EXCLUDED(workers_mu_);
 
   Agent* const agent_;
@@ -160,13 +165,10 @@ class ProbeRuntime {
   std::atomic<bool> stopping_{false};
 
   mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<Responder>> responders_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
-  std::thread reaper_;
-  std::thread scheduler_;
 
   struct Worker {
     std::thread thread;
@@ -179,6 +181,12 @@ class ProbeRuntime {
   prometheus::Family<prometheus::Gauge>* bandwidth_;
   prometheus::Family<prometheus::Counter>* failures_;
   prometheus::Family<prometheus::Gauge>* last_success_;
+
+  // Last: their threads use everything above.
+  util::TriggeredLoop reaper_{{"roced-leases"}, [] { return absl::Seconds(1); },
+                              [this](const std::string&) { ReapExpired(); }};
+  util::TriggeredLoop scheduler_{{"roced-schedule"}, [this] { return UntilNextDue(); },
+                                 [this](const std::string&) { RunDueProbes(); }};
 };
 
 // The kind's name in metrics, results and the CLI ("latency", "bandwidth").

@@ -173,36 +173,20 @@ void PfcWatchdog::Notify(const std::vector<PfcStormTransition>& changes) {
   for (const PfcStormTransition& c : changes) on_change_(c);
 }
 
-void PfcWatchdog::Start() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (thread_.joinable()) return;
-    stop_ = false;
-  }
-  thread_ = std::thread([this] { Loop(); });
+void PfcWatchdog::Start() { loop_.Start(); }
+
+void PfcWatchdog::Stop() { loop_.Stop(); }
+
+absl::Duration PfcWatchdog::UntilNextPoll() {
+  // The rest of the interval, so polls stay interval apart even when a
+  // read took a while.
+  std::lock_guard<std::mutex> lock(mu_);
+  return options_.poll_interval - (MonotonicNow() - last_poll_);
 }
 
-void PfcWatchdog::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void PfcWatchdog::Loop() {
-  while (true) {
-    const absl::Time started = MonotonicNow();
-    PollOnce(started);
-    std::unique_lock<std::mutex> lock(mu_);
-    // Sleep the rest of the interval so polls stay interval apart even
-    // when a read took a while.
-    const absl::Duration wait = options_.poll_interval - (MonotonicNow() - started);
-    stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(std::max(wait, absl::ZeroDuration())),
-                      [this] { return stop_; });
-    if (stop_) return;
-  }
+void PfcWatchdog::PollNow() {
+  last_poll_ = MonotonicNow();
+  PollOnce(last_poll_);
 }
 
 std::vector<PfcWatchdog::PriorityStatus> PfcWatchdog::Status() const {

@@ -45,6 +45,7 @@
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "roced/v1/config.pb.h"
+#include "util/triggered_loop.h"
 
 namespace roced::metrics {
 
@@ -152,7 +153,9 @@ class PfcWatchdog : public prometheus::Collectable {
   void Update(const Key& key, uint64_t value, absl::Time now, PriorityState* state,
               std::vector<PfcStormTransition>* changes);
   void Notify(const std::vector<PfcStormTransition>& changes);
-  void Loop();
+  // The polling loop: wait until the next poll is due, poll.
+  absl::Duration UntilNextPoll();
+  void PollNow();
 
   PauseCounterSource* const source_;
   const Callback on_change_;
@@ -161,15 +164,18 @@ class PfcWatchdog : public prometheus::Collectable {
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
   // mu_ guards the members below it, up to poll_mu_; Update() needs it held.
   mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
   PfcWatchdogOptions options_;
   std::vector<std::string> netdevs_;
   std::map<Key, PriorityState> states_;
-  bool stop_ = false;
 
   // Serializes polls: a poll reads the source without holding mu_.
   std::mutex poll_mu_;
-  std::thread thread_;
+  // When the loop's last poll started (the loop's thread only).
+  absl::Time last_poll_ = absl::InfinitePast();
+  // Last: its thread uses everything above.
+  util::TriggeredLoop loop_{{"roced-pfcwd", "poll", /*run_first=*/true},
+                            [this] { return UntilNextPoll(); },
+                            [this](const std::string&) { PollNow(); }};
 };
 
 }  // namespace roced::metrics
