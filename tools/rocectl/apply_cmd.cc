@@ -1,4 +1,8 @@
+// `rocectl apply -f FILE` (see apply_cmd.h).
+#include "tools/rocectl/apply_cmd.h"
+
 #include <iostream>
+#include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -6,7 +10,6 @@
 #include "model/config_yaml.h"
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
-#include "tools/rocectl/commands.h"
 #include "util/fs.h"
 
 namespace roced::ctl {
@@ -143,35 +146,12 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
   return flags.dry_run || resp.result().success() ? 0 : 1;
 }
 
-int RunConfirm(const CommandContext& ctx, const std::vector<std::string>& args) {
-  roced::v1::ConfirmConfigRequest req;
-  if (args.size() > 1) {
-    std::cerr << "rocectl: usage: rocectl confirm [GENERATION]\n";
-    return 2;
-  }
-  if (!args.empty()) {
-    uint64_t g;
-    if (!absl::SimpleAtoi(args[0], &g)) {
-      std::cerr << "rocectl: confirm: '" << args[0] << "' is not a generation number\n";
-      return 2;
-    }
-    req.set_generation(g);
-  }
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext cctx;
-  cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
-  roced::v1::ConfirmConfigResponse resp;
-  grpc::Status st = stub->ConfirmConfig(&cctx, req, &resp);
-  if (!st.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(st, ctx.where) << "\n";
-    return 1;
-  }
-  if (ctx.output == Output::kTable) {
-    std::cout << "Generation " << resp.generation() << " confirmed.\n";
-  } else {
-    std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
-  }
-  return 0;
+CommandRun BindApply(util::ArgParser* parser) {
+  auto flags = std::make_shared<ApplyFlags>();
+  RegisterApplyFlags(flags.get(), parser);
+  return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
+    return RunApply(ctx, *flags, args);
+  };
 }
 
 }  // namespace roced::ctl

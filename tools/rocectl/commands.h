@@ -1,41 +1,76 @@
-// rocectl subcommands beyond status/version. Each returns the process exit
-// code (0 ok, 1 failed, 2 usage).
+// rocectl's command table: every command with its help entry, its flags and
+// its run, and the context main() builds once for whichever command runs.
+// Each command lives in its own <name>_cmd.cc; its run returns the process
+// exit code (0 ok, 1 failed with a one-line reason, 2 usage).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "roced/v1/agent.pb.h"
 #include "tools/rocectl/format.h"
 #include "util/args.h"
 
 namespace roced::ctl {
 
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+// What every command gets: built once by main() from the global flags.
 struct CommandContext {
   std::string where;  // target as shown in messages
   Output output = Output::kTable;
   absl::Duration timeout = absl::Seconds(10);
-  std::shared_ptr<grpc::Channel> channel;
+  std::shared_ptr<grpc::Channel> channel;  // null for commands that need no agent
 };
 
 // One line saying why an RPC failed, for people.
 std::string DescribeRpcError(const grpc::Status& status, const std::string& where);
 
-struct ApplyFlags {
-  std::string file;
-  bool dry_run = false;
-  absl::Duration confirm_timeout = absl::ZeroDuration();
-  std::string expected_generation;  // empty: not checked
-};
-void RegisterApplyFlags(ApplyFlags* flags, util::ArgParser* parser);
-int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vector<std::string>& args);
-int RunConfirm(const CommandContext& ctx, const std::vector<std::string>& args);
+// A command's run for one invocation: `args` are the words after the command
+// name that are not flags.
+using CommandRun =
+    std::function<int(const CommandContext& ctx, const std::vector<std::string>& args)>;
 
-// Renders an ApplyConfigResponse as a readable diff.
-std::string PlanText(const roced::v1::ApplyConfigResponse& response, bool dry_run);
+struct Command {
+  absl::string_view name;
+  // Its entry in `rocectl --help`: the synopsis after `rocectl [OPTIONS]`
+  // (starting with the name), and what it does, wrapped to the help's
+  // column (lines of at most 75 characters).
+  absl::string_view usage;
+  absl::string_view summary;
+  // Registers the command's own flags on `parser` and returns its run, which
+  // reads them once `parser` has parsed the command line.
+  CommandRun (*register_flags)(util::ArgParser* parser);
+  // False: the command runs at once, before the rest of the command line is
+  // checked, with no channel (help).
+  bool needs_agent;
+};
+
+// Every command, in the order `rocectl --help` lists them.
+const std::vector<Command>& Commands();
+// The command called `name`, or null.
+const Command* FindCommand(absl::string_view name);
+
+// The top-level help page: NAME, SYNOPSIS, COMMANDS (from the table),
+// OPTIONS (`options`, the global flags' help), EXIT STATUS, EXAMPLES.
+std::string TopLevelHelp(const std::string& options);
+
+// The commands' binders, one per <name>_cmd.cc, for the table.
+CommandRun BindStatus(util::ArgParser* parser);
+CommandRun BindVersion(util::ArgParser* parser);
+CommandRun BindApply(util::ArgParser* parser);
+CommandRun BindConfirm(util::ArgParser* parser);
+CommandRun BindCounters(util::ArgParser* parser);
+CommandRun BindProbe(util::ArgParser* parser);
+CommandRun BindProbes(util::ArgParser* parser);
+CommandRun BindDiagnose(util::ArgParser* parser);
+CommandRun BindHelp(util::ArgParser* parser);
 
 }  // namespace roced::ctl

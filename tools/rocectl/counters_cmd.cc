@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -72,6 +73,14 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
     print(response, true);
   } while (flags.watch);
   return 0;
+}
+
+CommandRun BindCounters(util::ArgParser* parser) {
+  auto flags = std::make_shared<CountersFlags>();
+  RegisterCountersFlags(flags.get(), parser);
+  return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
+    return RunCounters(ctx, *flags, args);
+  };
 }
 
 }  // namespace roced::ctl

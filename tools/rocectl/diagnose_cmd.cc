@@ -1,6 +1,7 @@
 #include "tools/rocectl/diagnose_cmd.h"
 
 #include <iostream>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -68,6 +69,14 @@ int RunDiagnose(const CommandContext& ctx, const DiagnoseFlags& flags, const std
     if (f.severity() == roced::v1::SEVERITY_ERROR) return 1;
   }
   return 0;
+}
+
+CommandRun BindDiagnose(util::ArgParser* parser) {
+  auto flags = std::make_shared<DiagnoseFlags>();
+  RegisterDiagnoseFlags(flags.get(), parser);
+  return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
+    return RunDiagnose(ctx, *flags, args);
+  };
 }
 
 }  // namespace roced::ctl

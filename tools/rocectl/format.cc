@@ -104,9 +104,8 @@ std::string GidTypeName(roced::v1::GidType t) {
 
 std::string Gts(double v) { return absl::StrFormat("%g GT/s", v); }
 
-}  // namespace
-
-std::string StatusTable(const roced::v1::NodeState& state) {
+// Node, Agent, Config and Health lines.
+std::string StatusHeader(const roced::v1::NodeState& state) {
   std::string out;
   const auto& cfg = state.config();
   absl::StrAppend(&out, "Node:    ", state.hostname(), "\n");
@@ -135,7 +134,81 @@ std::string StatusTable(const roced::v1::NodeState& state) {
   }
   absl::StrAppend(&out, "Health:  ", unhealthy.empty() ? "ok" : absl::StrJoin(unhealthy, "; "),
                   "\n\n");
+  return out;
+}
 
+// The device's PCIE column; a degraded link adds a warning.
+std::string PcieText(const roced::v1::RdmaDevice& d, std::vector<std::string>* warnings) {
+  std::string pcie = "-";
+  if (d.pcie().max_width() > 0) {
+    pcie = absl::StrCat(Gts(d.pcie().current_speed_gts()), " x", d.pcie().current_width());
+    if (d.pcie().degraded()) {
+      absl::StrAppend(&pcie, " (of ", Gts(d.pcie().max_speed_gts()), " x", d.pcie().max_width(),
+                      ")");
+      warnings->push_back(absl::StrFormat(
+          "%s: PCIe link degraded: %s x%d, card supports %s x%d (narrow slot or riser; caps "
+          "bandwidth)",
+          d.name(), Gts(d.pcie().current_speed_gts()), d.pcie().current_width(),
+          Gts(d.pcie().max_speed_gts()), d.pcie().max_width()));
+    }
+  }
+  return pcie;
+}
+
+// The device's ports and GIDs as rows; a port not ACTIVE or without a RoCE
+// v2 GID adds a warning.
+void PortRows(const roced::v1::RdmaDevice& d, Table* ports, Table* gids,
+              std::vector<std::string>* warnings) {
+  for (const auto& p : d.ports()) {
+    int v2 = 0;
+    for (const auto& g : p.gids()) {
+      if (g.type() == roced::v1::GID_TYPE_ROCE_V2) ++v2;
+      gids->Row({d.name(), absl::StrCat(p.number()), absl::StrCat(g.index()), GidTypeName(g.type()),
+                 g.netdev().empty() ? "-" : g.netdev(), g.ip_address().empty() ? "-" : g.ip_address(),
+                 g.gid()});
+    }
+    ports->Row({d.name(), absl::StrCat(p.number()), PortStateName(p.state()),
+                p.phys_state().empty() ? "-" : p.phys_state(), p.netdev().empty() ? "-" : p.netdev(),
+                p.netdev_operstate().empty() ? "-" : p.netdev_operstate(),
+                absl::StrFormat("%g Gb/s", p.rate_gbps()),
+                absl::StrCat(p.active_mtu(), "/", p.netdev_mtu()), absl::StrCat(v2)});
+    if (p.state() != roced::v1::PORT_STATE_ACTIVE) {
+      warnings->push_back(absl::StrCat(d.name(), " port ", p.number(), ": not ACTIVE (",
+                                       PortStateName(p.state()), ")"));
+    } else if (p.link_layer() == "Ethernet" && v2 == 0) {
+      warnings->push_back(absl::StrCat(d.name(), " port ", p.number(),
+                                       ": no RoCE v2 GID (traffic would run as RoCE v1; is an "
+                                       "IP address configured on ", p.netdev(), "?)"));
+    }
+  }
+}
+
+// The managed fields table (empty when nothing is managed); FAILED and
+// unsupported fields add a warning.
+std::string FieldsSection(const roced::v1::NodeState& state, std::vector<std::string>* warnings) {
+  if (state.fields().empty()) return "";
+  Table fields({"OBJECT", "FIELD", "DESIRED", "OBSERVED", "SYNC"});
+  for (const auto& f : state.fields()) {
+    std::string sync;
+    switch (f.sync()) {
+      case roced::v1::FIELD_SYNC_IN_SYNC: sync = "in sync"; break;
+      case roced::v1::FIELD_SYNC_DRIFTED: sync = "DRIFTED"; break;
+      case roced::v1::FIELD_SYNC_FAILED: sync = "FAILED"; break;
+      case roced::v1::FIELD_SYNC_UNSUPPORTED: sync = "unsupported"; break;
+      default: sync = "?";
+    }
+    fields.Row({f.object().empty() ? "-" : f.object(), f.field(), f.desired(), f.observed(), sync});
+    if (f.sync() == roced::v1::FIELD_SYNC_FAILED || f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED) {
+      warnings->push_back(absl::StrCat(f.object(), " ", f.field(), ": ", f.message()));
+    }
+  }
+  return absl::StrCat("\nManaged fields (desired vs observed):\n", fields.Render());
+}
+
+}  // namespace
+
+std::string StatusTable(const roced::v1::NodeState& state) {
+  std::string out = StatusHeader(state);
   if (state.devices().empty()) {
     absl::StrAppend(&out, "No RDMA devices found.\n");
     return out;
@@ -146,66 +219,16 @@ std::string StatusTable(const roced::v1::NodeState& state) {
   Table gids({"DEVICE", "PORT", "INDEX", "TYPE", "NETDEV", "ADDRESS", "GID"});
   std::vector<std::string> warnings;
   for (const auto& d : state.devices()) {
-    std::string pcie = "-";
-    if (d.pcie().max_width() > 0) {
-      pcie = absl::StrCat(Gts(d.pcie().current_speed_gts()), " x", d.pcie().current_width());
-      if (d.pcie().degraded()) {
-        absl::StrAppend(&pcie, " (of ", Gts(d.pcie().max_speed_gts()), " x", d.pcie().max_width(),
-                        ")");
-        warnings.push_back(absl::StrFormat(
-            "%s: PCIe link degraded: %s x%d, card supports %s x%d (narrow slot or riser; caps "
-            "bandwidth)",
-            d.name(), Gts(d.pcie().current_speed_gts()), d.pcie().current_width(),
-            Gts(d.pcie().max_speed_gts()), d.pcie().max_width()));
-      }
-    }
+    std::string pcie = PcieText(d, &warnings);
     devices.Row({d.name(), d.driver().empty() ? "-" : d.driver(),
                  d.fw_version().empty() ? "-" : d.fw_version(),
                  d.pci_address().empty() ? "-" : d.pci_address(),
                  d.numa_node() < 0 ? "-" : absl::StrCat(d.numa_node()), pcie,
                  d.verbs_open() ? "open" : "-"});
-    for (const auto& p : d.ports()) {
-      int v2 = 0;
-      for (const auto& g : p.gids()) {
-        if (g.type() == roced::v1::GID_TYPE_ROCE_V2) ++v2;
-        gids.Row({d.name(), absl::StrCat(p.number()), absl::StrCat(g.index()), GidTypeName(g.type()),
-                  g.netdev().empty() ? "-" : g.netdev(), g.ip_address().empty() ? "-" : g.ip_address(),
-                  g.gid()});
-      }
-      ports.Row({d.name(), absl::StrCat(p.number()), PortStateName(p.state()),
-                 p.phys_state().empty() ? "-" : p.phys_state(), p.netdev().empty() ? "-" : p.netdev(),
-                 p.netdev_operstate().empty() ? "-" : p.netdev_operstate(),
-                 absl::StrFormat("%g Gb/s", p.rate_gbps()),
-                 absl::StrCat(p.active_mtu(), "/", p.netdev_mtu()), absl::StrCat(v2)});
-      if (p.state() != roced::v1::PORT_STATE_ACTIVE) {
-        warnings.push_back(absl::StrCat(d.name(), " port ", p.number(), ": not ACTIVE (",
-                                        PortStateName(p.state()), ")"));
-      } else if (p.link_layer() == "Ethernet" && v2 == 0) {
-        warnings.push_back(absl::StrCat(d.name(), " port ", p.number(),
-                                        ": no RoCE v2 GID (traffic would run as RoCE v1; is an "
-                                        "IP address configured on ", p.netdev(), "?)"));
-      }
-    }
+    PortRows(d, &ports, &gids, &warnings);
   }
   absl::StrAppend(&out, devices.Render(), "\n", ports.Render(), "\n", gids.Render());
-  if (!state.fields().empty()) {
-    Table fields({"OBJECT", "FIELD", "DESIRED", "OBSERVED", "SYNC"});
-    for (const auto& f : state.fields()) {
-      std::string sync;
-      switch (f.sync()) {
-        case roced::v1::FIELD_SYNC_IN_SYNC: sync = "in sync"; break;
-        case roced::v1::FIELD_SYNC_DRIFTED: sync = "DRIFTED"; break;
-        case roced::v1::FIELD_SYNC_FAILED: sync = "FAILED"; break;
-        case roced::v1::FIELD_SYNC_UNSUPPORTED: sync = "unsupported"; break;
-        default: sync = "?";
-      }
-      fields.Row({f.object().empty() ? "-" : f.object(), f.field(), f.desired(), f.observed(), sync});
-      if (f.sync() == roced::v1::FIELD_SYNC_FAILED || f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED) {
-        warnings.push_back(absl::StrCat(f.object(), " ", f.field(), ": ", f.message()));
-      }
-    }
-    absl::StrAppend(&out, "\nManaged fields (desired vs observed):\n", fields.Render());
-  }
+  absl::StrAppend(&out, FieldsSection(state, &warnings));
   if (!warnings.empty()) {
     absl::StrAppend(&out, "\nWarnings:\n");
     for (const auto& w : warnings) absl::StrAppend(&out, "  ! ", w, "\n");

@@ -1,24 +1,19 @@
 // rocectl: the command line for on-call engineers. See `rocectl --help`.
+//
+// main() parses the global flags, looks the command up in the table
+// (commands.h), lets it register its own flags, builds the one
+// CommandContext and runs the command.
 #include <grpcpp/grpcpp.h>
 
 #include <iostream>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "roced/v1/agent.grpc.pb.h"
-#include "roced/version.h"
 #include "tools/rocectl/commands.h"
-#include "tools/rocectl/counters_cmd.h"
-#include "tools/rocectl/diagnose_cmd.h"
 #include "tools/rocectl/format.h"
-#include "tools/rocectl/probe_cmd.h"
 #include "util/args.h"
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
+using roced::ctl::kExitUsage;
 
 struct Globals {
   std::string target;
@@ -41,179 +36,58 @@ void Register(Globals* g, roced::util::ArgParser* p) {
   p->AddBool("help", &g->help, "Print this help, then exit.", 'h');
 }
 
-std::string Help(const roced::util::ArgParser& p) {
-  return absl::StrCat(
-      "NAME\n"
-      "    rocectl - control and inspect the roced RoCE node agent\n"
-      "\n"
-      "SYNOPSIS\n"
-      "    rocectl [--target HOST:PORT | --socket PATH] [-o table|json|yaml] COMMAND\n"
-      "\n"
-      "COMMANDS\n"
-      "    status     The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
-      "               GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
-      "               accepted config and agent health.\n"
-      "    apply -f FILE [--dry-run] [--confirm-timeout DUR] [--expected-generation N]\n"
-      "               Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
-      "               wanted +, disruptive steps marked) and each step's outcome; a step\n"
-      "               that fails rolls the whole apply back. --dry-run changes nothing.\n"
-      "    confirm [GENERATION]\n"
-      "               Make a provisional config (applied with --confirm-timeout) permanent.\n"
-      "    counters [--rate] [--watch] [--all] [--device DEV] [--netdev NETDEV] [--interval DUR]\n"
-      "               RDMA counters (sysfs counters/ and hw_counters/, stable names across\n"
-      "               drivers) and the netdevs' PFC pause and discard statistics; --rate\n"
-      "               shows per-second rates of what moved, --watch keeps redrawing.\n"
-      "    probe PEER [--kind latency|bandwidth] [--size B] [--iterations N] [--duration D]\n"
-      "               Run an RDMA probe from the agent to PEER (a probes.peers name or the\n"
-      "               peer agent's HOST:PORT) now; prints it as ib_write_lat / ib_write_bw do.\n"
-      "    probes [PEER] [--kind K] [--limit N]\n"
-      "               The agent's recent probe results, newest first.\n"
-      "    diagnose [--checks NAMES]\n"
-      "               Check the node for the misalignments that break RoCE: PFC on one\n"
-      "               priority and RoCE's DSCP on another, ECN off on the lossless priority,\n"
-      "               rdma_cm left at RoCE v1, no RoCE v2 GID with an IP, RoCE MTU below\n"
-      "               4096, a NIC in a narrow PCIe slot, no hugepages, a memlock limit,\n"
-      "               failing probes, config not in force. Each finding says why and how\n"
-      "               to fix it. Exits 1 when any finding is an error.\n"
-      "    version    rocectl's version and, when reachable, the agent's.\n"
-      "    help       This text.\n"
-      "\n"
-      "OPTIONS\n",
-      p.Help(),
-      "\n"
-      "EXIT STATUS\n"
-      "    0  success\n"
-      "    1  the command failed; a one-line reason is printed (agent not reachable,\n"
-      "       permission denied on the socket, deadline exceeded, ...)\n"
-      "    2  usage error (unknown command or option, bad value)\n"
-      "\n"
-      "EXAMPLES\n"
-      "    rocectl status\n"
-      "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n"
-      "    rocectl diagnose --checks pfc_dscp,ecn\n");
+int UsageError(absl::string_view message) {
+  std::cerr << "rocectl: " << message << "\nTry 'rocectl --help'.\n";
+  return kExitUsage;
 }
 
-}  // namespace
+// The -o value, or an error printed (exit 2).
+bool ParseOutputFlag(const Globals& g, roced::ctl::Output* output) {
+  auto parsed = roced::ctl::ParseOutput(g.output);
+  if (!parsed.ok()) {
+    std::cerr << "rocectl: " << parsed.status().message() << "\n";
+    return false;
+  }
+  *output = *parsed;
+  return true;
+}
 
+roced::ctl::CommandContext MakeContext(const Globals& g, roced::ctl::Output output) {
+  const std::string where = g.target.empty() ? "unix:" + g.socket : g.target;
+  return {where, output, g.timeout, grpc::CreateChannel(where, grpc::InsecureChannelCredentials())};
+}
 
-namespace {
-using roced::ctl::DescribeRpcError;
 }  // namespace
 
 int main(int argc, char** argv) {
   Globals g;
   roced::util::ArgParser parser;
   Register(&g, &parser);
-  std::vector<std::string> rest;
+  std::vector<std::string> rest;  // the command and everything after it
   if (absl::Status s = parser.Parse(argc, argv, 1, true, &rest); !s.ok()) {
-    std::cerr << "rocectl: " << s.message() << "\nTry 'rocectl --help'.\n";
-    return kExitUsage;
+    return UsageError(s.message());
   }
-  if (g.help || (!rest.empty() && rest[0] == "help")) {
-    std::cout << Help(parser);
-    return kExitOk;
+  if (g.help) rest.insert(rest.begin(), "help");
+  if (rest.empty()) return UsageError("no command given");
+  const roced::ctl::Command* command = roced::ctl::FindCommand(rest[0]);
+  // A command that needs no agent (help) runs at once, before -o or any
+  // later word is looked at.
+  if (command != nullptr && !command->needs_agent) {
+    return command->register_flags(&parser)({}, {rest.begin() + 1, rest.end()});
   }
-  if (rest.empty()) {
-    std::cerr << "rocectl: no command given\nTry 'rocectl --help'.\n";
-    return kExitUsage;
-  }
-  auto output = roced::ctl::ParseOutput(g.output);
-  if (!output.ok()) {
-    std::cerr << "rocectl: " << output.status().message() << "\n";
-    return kExitUsage;
-  }
-  const std::string command = rest[0];
-  roced::ctl::ApplyFlags apply_flags;
-  if (command == "apply") roced::ctl::RegisterApplyFlags(&apply_flags, &parser);
-  roced::ctl::ProbeFlags probe_flags;
-  if (command == "probe" || command == "probes") {
-    roced::ctl::RegisterProbeFlags(command, &probe_flags, &parser);
-  }
-  roced::ctl::CountersFlags counters_flags;
-  if (command == "counters") roced::ctl::RegisterCountersFlags(&counters_flags, &parser);
-  roced::ctl::DiagnoseFlags diagnose_flags;
-  if (command == "diagnose") roced::ctl::RegisterDiagnoseFlags(&diagnose_flags, &parser);
+  roced::ctl::Output output = roced::ctl::Output::kTable;
+  if (!ParseOutputFlag(g, &output)) return kExitUsage;
+  roced::ctl::CommandRun run = command != nullptr ? command->register_flags(&parser) : nullptr;
   // Flags may also follow the command (rocectl status -o json).
-  std::vector<std::string> extra;
+  std::vector<std::string> args;
   std::vector<const char*> cargv;
   for (const auto& r : rest) cargv.push_back(r.c_str());
-  if (absl::Status s = parser.Parse(static_cast<int>(cargv.size()), cargv.data(), 1, false, &extra);
+  if (absl::Status s = parser.Parse(static_cast<int>(cargv.size()), cargv.data(), 1, false, &args);
       !s.ok()) {
-    std::cerr << "rocectl: " << s.message() << "\nTry 'rocectl --help'.\n";
-    return kExitUsage;
+    return UsageError(s.message());
   }
-  output = roced::ctl::ParseOutput(g.output);
-  if (!output.ok()) {
-    std::cerr << "rocectl: " << output.status().message() << "\n";
-    return kExitUsage;
-  }
-  const std::string target = g.target.empty() ? "unix:" + g.socket : g.target;
-  if (command == "apply" || command == "confirm") {
-    roced::ctl::CommandContext cc{target, *output, g.timeout,
-                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
-    return command == "apply" ? roced::ctl::RunApply(cc, apply_flags, extra)
-                              : roced::ctl::RunConfirm(cc, extra);
-  }
-  if (command == "counters") {
-    roced::ctl::CommandContext cc{target, *output, g.timeout,
-                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
-    return roced::ctl::RunCounters(cc, counters_flags, extra);
-  }
-  if (command == "diagnose") {
-    roced::ctl::CommandContext cc{target, *output, g.timeout,
-                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
-    return roced::ctl::RunDiagnose(cc, diagnose_flags, extra);
-  }
-  if (command == "probe" || command == "probes") {
-    roced::ctl::CommandContext cc{target, *output, g.timeout,
-                                  grpc::CreateChannel(target, grpc::InsecureChannelCredentials())};
-    return command == "probe" ? roced::ctl::RunProbeCommand(cc, probe_flags, extra)
-                              : roced::ctl::RunProbesCommand(cc, probe_flags, extra);
-  }
-  if (command != "status" && command != "version") {
-    std::cerr << "rocectl: unknown command '" << command << "'\nTry 'rocectl --help'.\n";
-    return kExitUsage;
-  }
-  if (!extra.empty()) {
-    std::cerr << "rocectl: " << command << " takes no arguments (got '" << extra[0] << "')\n";
-    return kExitUsage;
-  }
-
-  const std::string where = g.target.empty() ? "unix:" + g.socket : g.target;
-  auto channel = grpc::CreateChannel(where, grpc::InsecureChannelCredentials());
-  auto stub = roced::v1::Agent::NewStub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(g.timeout));
-  roced::v1::NodeState state;
-  grpc::Status status = stub->GetState(&ctx, roced::v1::GetStateRequest(), &state);
-
-  if (command == "version") {
-    std::string agent = status.ok() ? absl::StrCat(state.agent().version(), " (commit ",
-                                                     state.agent().git_commit(), ")")
-                                    : "unreachable: " + DescribeRpcError(status, where);
-    if (*output == roced::ctl::Output::kTable) {
-      std::cout << "rocectl " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n"
-                << "roced   " << agent << "\n";
-    } else {
-      roced::v1::AgentInfo client;
-      client.set_version(roced::kVersion);
-      client.set_git_commit(roced::kGitCommit);
-      std::string doc =
-          absl::StrCat("{\"client\": ", roced::ctl::ToJson(client), ", \"agent\": ",
-                       status.ok() ? roced::ctl::ToJson(state.agent()) : "null", "}\n");
-      std::cout << (*output == roced::ctl::Output::kJson ? doc : roced::ctl::JsonToYaml(doc));
-    }
-    return status.ok() ? kExitOk : kExitError;
-  }
-
-  if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, where) << "\n";
-    return kExitError;
-  }
-  switch (*output) {
-    case roced::ctl::Output::kTable: std::cout << roced::ctl::StatusTable(state); break;
-    case roced::ctl::Output::kJson: std::cout << roced::ctl::ToJson(state); break;
-    case roced::ctl::Output::kYaml: std::cout << roced::ctl::ToYaml(state); break;
-  }
-  return kExitOk;
+  if (!ParseOutputFlag(g, &output)) return kExitUsage;
+  // Only now, as rocectl always did: a bad option or -o value is named first.
+  if (command == nullptr) return UsageError("unknown command '" + rest[0] + "'");
+  return run(MakeContext(g, output), args);
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -16,10 +17,6 @@
 namespace roced::ctl {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 
 // Shows "probing PEER ... Ns" on stderr while a long call runs, when stderr
 // is a terminal; the line is erased when the call returns.
@@ -182,6 +179,22 @@ int RunProbesCommand(const CommandContext& ctx, const ProbeFlags& flags,
     case Output::kYaml: std::cout << ToYaml(response); break;
   }
   return kExitOk;
+}
+
+CommandRun BindProbe(util::ArgParser* parser) {
+  auto flags = std::make_shared<ProbeFlags>();
+  RegisterProbeFlags("probe", flags.get(), parser);
+  return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
+    return RunProbeCommand(ctx, *flags, args);
+  };
+}
+
+CommandRun BindProbes(util::ArgParser* parser) {
+  auto flags = std::make_shared<ProbeFlags>();
+  RegisterProbeFlags("probes", flags.get(), parser);
+  return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
+    return RunProbesCommand(ctx, *flags, args);
+  };
 }
 
 }  // namespace roced::ctl

@@ -1,0 +1,102 @@
+// rocectl's command table: every command has its help entry and a run, the
+// top-level help lists each from the table, and the real binary refuses an
+// unknown command with exit 2, naming it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tools/rocectl/commands.h"
+
+namespace roced::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CommandTable, EveryEntryHasSummaryUsageAndRun) {
+  ASSERT_FALSE(Commands().empty());
+  std::set<absl::string_view> names;
+  for (const Command& c : Commands()) {
+    SCOPED_TRACE(std::string(c.name));
+    EXPECT_FALSE(c.name.empty());
+    EXPECT_TRUE(names.insert(c.name).second) << "listed twice";
+    EXPECT_FALSE(c.summary.empty());
+    EXPECT_TRUE(c.usage == c.name || absl::StartsWith(c.usage, absl::StrCat(c.name, " ")))
+        << "usage does not start with the name: " << c.usage;
+    for (absl::string_view line : absl::StrSplit(c.summary, '\n')) {
+      EXPECT_FALSE(line.empty());
+      EXPECT_LE(line.size(), 75u) << line;
+    }
+    ASSERT_NE(c.register_flags, nullptr);
+    util::ArgParser parser;
+    EXPECT_TRUE(c.register_flags(&parser) != nullptr);
+    EXPECT_EQ(FindCommand(c.name), &c);
+  }
+}
+
+TEST(CommandTable, HoldsEveryCommand) {
+  for (const char* name : {"status", "apply", "confirm", "counters", "probe", "probes", "diagnose",
+                           "version", "help"}) {
+    EXPECT_NE(FindCommand(name), nullptr) << name;
+  }
+  EXPECT_EQ(FindCommand("frobnicate"), nullptr);
+}
+
+TEST(CommandTable, HelpListsEachCommandWithItsSummary) {
+  const std::string help = TopLevelHelp("  --some-option\n");
+  for (const char* section : {"NAME\n", "\nSYNOPSIS\n", "\nCOMMANDS\n",
+                              "\nOPTIONS\n  --some-option\n", "\nEXIT STATUS\n", "\nEXAMPLES\n"}) {
+    EXPECT_THAT(help, HasSubstr(section));
+  }
+  const size_t begin = help.find("COMMANDS\n");
+  const std::string commands = help.substr(begin, help.find("\nOPTIONS\n") - begin);
+  for (const Command& c : Commands()) {
+    SCOPED_TRACE(std::string(c.name));
+    // Short usages share their line with the summary, long ones have their own.
+    EXPECT_THAT(commands,
+                HasSubstr(absl::StrCat("\n    ", c.usage, c.usage.size() <= 10 ? " " : "\n")));
+    for (absl::string_view line : absl::StrSplit(c.summary, '\n')) {
+      EXPECT_THAT(commands, HasSubstr(absl::StrCat(line, "\n")));
+    }
+  }
+}
+
+// Runs the built rocectl with `args`; returns its exit status and output
+// (stdout and stderr together).
+int RunRocectl(const std::string& args, std::string* output) {
+  const std::string cmd = std::string(ROCED_BIN_DIR) + "/rocectl " + args + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output->append(buf, n);
+  const int status = pclose(f);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(Rocectl, UnknownCommandExits2NamingIt) {
+  std::string out;
+  EXPECT_EQ(RunRocectl("--socket /nonexistent/roced.sock frobnicate", &out), 2);
+  EXPECT_EQ(out, "rocectl: unknown command 'frobnicate'\nTry 'rocectl --help'.\n");
+}
+
+TEST(Rocectl, HelpIsTheTablesHelp) {
+  for (const char* args : {"--help", "help", "-h"}) {
+    std::string out;
+    EXPECT_EQ(RunRocectl(args, &out), 0) << args;
+    EXPECT_THAT(out, HasSubstr("\nCOMMANDS\n")) << args;
+    for (const Command& c : Commands()) {
+      EXPECT_THAT(out, HasSubstr(absl::StrCat("\n    ", c.usage))) << args << ": " << c.name;
+    }
+    EXPECT_THAT(out, HasSubstr("\nOPTIONS\n  --target HOST:PORT\n")) << args;
+  }
+}
+
+}  // namespace
+}  // namespace roced::ctl

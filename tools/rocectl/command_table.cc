@@ -1,0 +1,124 @@
+// The command table and the help page rendered from it.
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tools/rocectl/commands.h"
+
+namespace roced::ctl {
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {
+      {"status", "status",
+       "The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
+       "GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
+       "accepted config and agent health.",
+       BindStatus, true},
+      {"apply", "apply -f FILE [--dry-run] [--confirm-timeout DUR] [--expected-generation N]",
+       "Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
+       "wanted +, disruptive steps marked) and each step's outcome; a step\n"
+       "that fails rolls the whole apply back. --dry-run changes nothing.",
+       BindApply, true},
+      {"confirm", "confirm [GENERATION]",
+       "Make a provisional config (applied with --confirm-timeout) permanent.", BindConfirm,
+       true},
+      {"counters",
+       "counters [--rate] [--watch] [--all] [--device DEV] [--netdev NETDEV] [--interval DUR]",
+       "RDMA counters (sysfs counters/ and hw_counters/, stable names across\n"
+       "drivers) and the netdevs' PFC pause and discard statistics; --rate\n"
+       "shows per-second rates of what moved, --watch keeps redrawing.",
+       BindCounters, true},
+      {"probe", "probe PEER [--kind latency|bandwidth] [--size B] [--iterations N] [--duration D]",
+       "Run an RDMA probe from the agent to PEER (a probes.peers name or the\n"
+       "peer agent's HOST:PORT) now; prints it as ib_write_lat / ib_write_bw do.",
+       BindProbe, true},
+      {"probes", "probes [PEER] [--kind K] [--limit N]",
+       "The agent's recent probe results, newest first.", BindProbes, true},
+      {"diagnose", "diagnose [--checks NAMES]",
+       "Check the node for the misalignments that break RoCE: PFC on one\n"
+       "priority and RoCE's DSCP on another, ECN off on the lossless priority,\n"
+       "rdma_cm left at RoCE v1, no RoCE v2 GID with an IP, RoCE MTU below\n"
+       "4096, a NIC in a narrow PCIe slot, no hugepages, a memlock limit,\n"
+       "failing probes, config not in force. Each finding says why and how\n"
+       "to fix it. Exits 1 when any finding is an error.",
+       BindDiagnose, true},
+      {"version", "version", "rocectl's version and, when reachable, the agent's.", BindVersion,
+       true},
+      {"help", "help", "This text.", BindHelp, false},
+  };
+  return kCommands;
+}
+
+const Command* FindCommand(absl::string_view name) {
+  for (const Command& c : Commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// "    USAGE  SUMMARY" with the summary at column 15, or on the lines below
+// when the usage is too long to leave room for it.
+std::string CommandsSection() {
+  constexpr size_t kColumn = 15;
+  const std::string indent(kColumn, ' ');
+  std::string out;
+  for (const Command& c : Commands()) {
+    std::string head = absl::StrCat("    ", c.usage);
+    bool first = true;
+    if (head.size() + 1 > kColumn) {
+      absl::StrAppend(&out, head, "\n");
+      first = false;
+    }
+    for (absl::string_view line : absl::StrSplit(c.summary, '\n')) {
+      if (first) {
+        head.resize(kColumn, ' ');
+        absl::StrAppend(&out, head, line, "\n");
+        first = false;
+      } else {
+        absl::StrAppend(&out, indent, line, "\n");
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string TopLevelHelp(const std::string& options) {
+  return absl::StrCat(
+      "NAME\n"
+      "    rocectl - control and inspect the roced RoCE node agent\n"
+      "\n"
+      "SYNOPSIS\n"
+      "    rocectl [--target HOST:PORT | --socket PATH] [-o table|json|yaml] COMMAND\n"
+      "\n"
+      "COMMANDS\n",
+      CommandsSection(),
+      "\n"
+      "OPTIONS\n",
+      options,
+      "\n"
+      "EXIT STATUS\n"
+      "    0  success\n"
+      "    1  the command failed; a one-line reason is printed (agent not reachable,\n"
+      "       permission denied on the socket, deadline exceeded, ...)\n"
+      "    2  usage error (unknown command or option, bad value)\n"
+      "\n"
+      "EXAMPLES\n"
+      "    rocectl status\n"
+      "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n"
+      "    rocectl diagnose --checks pfc_dscp,ecn\n");
+}
+
+// `rocectl help` and `rocectl --help`: the page with the global flags'
+// OPTIONS, which are all `parser` holds when help runs.
+CommandRun BindHelp(util::ArgParser* parser) {
+  return [parser](const CommandContext&, const std::vector<std::string>&) {
+    std::cout << TopLevelHelp(parser->Help());
+    return kExitOk;
+  };
+}
+
+}  // namespace roced::ctl

@@ -1,0 +1,45 @@
+// `rocectl version`: rocectl's version and, when reachable, the agent's
+// (exit 1 when it is not).
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "roced/version.h"
+#include "tools/rocectl/commands.h"
+
+namespace roced::ctl {
+
+namespace {
+
+int RunVersion(const CommandContext& ctx, const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "rocectl: version takes no arguments (got '" << args[0] << "')\n";
+    return kExitUsage;
+  }
+  auto stub = roced::v1::Agent::NewStub(ctx.channel);
+  grpc::ClientContext call;
+  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  roced::v1::NodeState state;
+  grpc::Status status = stub->GetState(&call, roced::v1::GetStateRequest(), &state);
+  if (ctx.output == Output::kTable) {
+    std::string agent = status.ok() ? absl::StrCat(state.agent().version(), " (commit ",
+                                                     state.agent().git_commit(), ")")
+                                    : "unreachable: " + DescribeRpcError(status, ctx.where);
+    std::cout << "rocectl " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n"
+              << "roced   " << agent << "\n";
+  } else {
+    roced::v1::AgentInfo client;
+    client.set_version(roced::kVersion);
+    client.set_git_commit(roced::kGitCommit);
+    std::string doc = absl::StrCat("{\"client\": ", ToJson(client), ", \"agent\": ",
+                                   status.ok() ? ToJson(state.agent()) : "null", "}\n");
+    std::cout << (ctx.output == Output::kJson ? doc : JsonToYaml(doc));
+  }
+  return status.ok() ? kExitOk : kExitError;
+}
+
+}  // namespace
+
+CommandRun BindVersion(util::ArgParser*) { return RunVersion; }
+
+}  // namespace roced::ctl
