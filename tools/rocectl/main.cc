@@ -89,5 +89,12 @@ int main(int argc, char** argv) {
   if (!ParseOutputFlag(g, &output)) return kExitUsage;
   // Only now, as rocectl always did: a bad option or -o value is named first.
   if (command == nullptr) return UsageError("unknown command '" + rest[0] + "'");
+  // `rocectl COMMAND ... --help` describes the command and runs nothing
+  // (it used to be ignored: `rocectl apply -f x.yaml --help` applied).
+  if (g.help) {
+    std::cout << "Usage: rocectl [OPTIONS] " << command->usage << "\n\n"
+              << command->summary << "\n\nSee 'rocectl --help' for the options.\n";
+    return roced::ctl::kExitOk;
+  }
   return run(MakeContext(g, output), args);
 }
