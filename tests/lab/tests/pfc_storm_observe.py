@@ -5,7 +5,8 @@ what the agent exports, on the guest's clock.
 
 One loop, every ~10 ms: the pause counters (rx/tx_prio<P>_pause, read with
 the SIOCETHTOOL ETHTOOL_GSTATS ioctl, the same numbers `ethtool -S` prints,
-without a fork per read), then a scrape of the agent's /metrics
+without a fork per read), then a scrape of the agent's /metrics, then the
+counters again
 (roced_pfc_storm and roced_pfc_storm_events_total for netdev/priority). Every
 sample keeps its times: the counter read's, and the scrape's request and
 response times (a gauge value was rendered somewhere in between, so a flip
@@ -99,6 +100,9 @@ def main():
         g, e = re_storm.search(text), re_events.search(text)
         scrapes.append((t_req, t_resp, float(g.group(1)) if g else None,
                         float(e.group(1)) if e else None))
+        # and once more after the scrape: twice the counter's resolution
+        s = et.read()
+        counters.append((time.time(), sum(s[k] for k in keys)))
         time.sleep(a.interval)
         return scrapes[-1][2]
 
