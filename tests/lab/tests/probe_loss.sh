@@ -2,8 +2,8 @@
 # 2% loss on node2's link (netem, both directions) shows up in a latency
 # probe's result: the result carries both ends' counter deltas (the peer's
 # from its GetCounters, which must have answered), the retransmission
-# counters move (rxe: completer_retry_err, duplicate_request, rcvd_seq_err,
-# ...), p99 rises, and the result still arrives (a lost packet costs a
+# counters move on each end (rxe: completer_retry_err, duplicate_request,
+# rcvd_seq_err, ...), p99 rises, and the result still arrives (a lost packet costs a
 # retransmit timeout, not the run).
 source "$(dirname "$0")/probe_lib.sh"
 probe_prepare node1 node2
@@ -52,6 +52,13 @@ log "retransmission counters that moved with 2% loss: $(retrans "$lossy" names)"
 # (a late ACK beats the 67 ms timeout); loss must add to that.
 ((r_lossy > r_clean)) ||
   fail "2% loss did not raise the retransmission counters: $(json_get "$lossy" "j.get('localCounterDeltas')") / $(json_get "$lossy" "j.get('peerCounterDeltas')")"
+# Loss on node2's link drops both ends' packets (netem on both directions),
+# so each end's own counters show it: the peer's deltas are real readings,
+# not a list of zeros.
+for end in local peer; do
+  c=$(retrans "$clean" $end) l=$(retrans "$lossy" $end)
+  ((l > c)) || fail "2% loss did not raise the $end end's retransmission counters (+$c clean, +$l with loss): $(json_get "$lossy" "j.get('${end}CounterDeltas')")"
+done
 # A lost packet costs a retransmit timeout; with 2% loss over 300
 # iterations several do, so p99 (the 4th slowest) is one of them.
 ((p99_lossy > p99_clean)) || fail "2% loss did not raise p99: ${p99_clean} us clean, ${p99_lossy} us with loss"
