@@ -91,6 +91,7 @@ while :; do
   ((SECONDS < deadline)) || expect_same_state "30 s after the agent started past the deadline" "$base" "$now"
   sleep 0.5
 done
+log "node back to the baseline $(awk -v a="$t_start" -v b="$(guest_now)" 'BEGIN{printf "%.1f", b-a}') s after the agent was started (the start included)"
 st=$(rec_status)
 expect_eq "config source after the start-up rollback" CONFIG_SOURCE_CONFIRM_TIMEOUT "$(json_get "$st" "j['config']['source']")"
 expect_eq "confirm deadline after the start-up rollback" none "$(deadline_of "$st")"
