@@ -16,8 +16,9 @@ free=$(lsh node2 "fallocate -l 8M /dev/hugepages/lab-test && awk '/^HugePages_Fr
 expect_eq "HugePages_Free with 8 MiB in hugetlbfs" 12 "$free"
 # Two 1 GiB pages on a 1 GiB guest cannot be reserved: the read-back tells.
 G=/sys/kernel/mm/hugepages/hugepages-1048576kB
-if lx node2 test -d $G; then
-  got=$(lsh node2 "echo 2 > $G/nr_hugepages || true; cat $G/nr_hugepages; echo 0 > $G/nr_hugepages")
-  ((got < 2)) || fail "2 x 1 GiB pages on a 1 GiB guest: read back $got"
-fi
-pass "16 x 2 MiB read back; 2 x 1 GiB requested, ${got:-?} reserved"
+# The lab's vCPU (-cpu max) has pdpe1gb, so the guest has a 1 GiB pool; a
+# guest without one cannot show this, which is a skip (a failure in CI).
+lx node2 test -d $G || skip "16 x 2 MiB read back, but node2 has no 1 GiB hugepage pool ($G): the over-ask is not tested"
+got=$(lsh node2 "echo 2 > $G/nr_hugepages || true; cat $G/nr_hugepages; echo 0 > $G/nr_hugepages")
+((got < 2)) || fail "2 x 1 GiB pages on a 1 GiB guest: read back $got"
+pass "16 x 2 MiB read back; 2 x 1 GiB requested, $got reserved"

@@ -44,3 +44,16 @@ import sys, urllib.request
 print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode())' \
     "$("$LAB" addr "$1")"
 }
+
+# res_counts NODE: rxe0's verbs resources as "qp=N cq=N mr=N pd=N" (from
+# `rdma -j res show`, the kernel's restrack counts; the GSI QP included).
+res_counts() {
+  local j
+  j=$(lx "$1" rdma -j res show) || return 1
+  "$PY" -c '
+import json, sys
+d = next((e for e in json.loads(sys.argv[1]) if e.get("ifname") == "rxe0"), None)
+if d is None:
+    sys.exit("no rxe0 in rdma res show")
+print(" ".join(f"{k}={int(d[k])}" for k in ("qp", "cq", "mr", "pd")))' "$j"
+}

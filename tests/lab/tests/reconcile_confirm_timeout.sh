@@ -5,6 +5,9 @@
 # config source CONFIRM_TIMEOUT), not earlier. Then the same from a config
 # that manages nothing: the rollback also undoes the fields only the
 # provisional config managed (PFC, DSCP, ETS, ECN, ToS back to the baseline).
+# The first read that shows the provisional config in force is timed on
+# node1's clock against the deadline the agent reports: a read after the
+# deadline fails the test instead of being excused.
 source "$(dirname "$0")/reconcile_lib.sh"
 rec_reset
 
@@ -13,19 +16,25 @@ state_a=$(rec_snapshot)
 
 out=$(rctl apply --confirm-timeout 3s -f "$PRIO4") || fail "provisional apply failed: $out"
 t0=$(date +%s.%N)
+# The deadline, on node1's clock (status, read at once over gRPC from the host).
+dl=$(json_get "$(rec_status)" "__import__('datetime').datetime.fromisoformat(j['config']['confirmDeadline'].replace('Z', '+00:00')).timestamp() if 'confirmDeadline' in j['config'] else 'none'")
 grep -q "^Provisional" <<<"$out" || fail "rocectl did not say the config is provisional:
 $out"
 grep -A5 "~ eth0 qos.pfc$" <<<"$out" | grep -q "= applied" || fail "the provisional PFC step was not applied:
 $out"
-pfc=$(lx "$REC_NODE" dcb -j pfc show dev eth0)
+[[ $dl != none ]] || fail "status shows no confirm deadline right after the provisional apply (already rolled back $(elapsed "$t0") s after it?)"
+# The first read, timed on the same clock just after dcb answered: it must
+# be before the deadline, else it cannot show the provisional config in
+# force (the rollback may already have run).
+read_at=$(lx "$REC_NODE" bash -c 'dcb -j pfc show dev eth0; echo; echo $EPOCHREALTIME')
+pfc=$(head -n 1 <<<"$read_at")
+t_read=$(tail -n 1 <<<"$read_at")
 in_force=$(elapsed "$t0")
-if [[ $(json_get "$pfc" "j['prio_pfc'][4]") == True ]]; then
-  :
-elif "$PY" -c "import sys; sys.exit(0 if float('$in_force') >= 3 else 1)"; then
-  log "note: the first read came ${in_force} s after the apply, past the deadline; the agent's verified steps show it was in force"
-else
-  fail "PFC ${in_force} s after the provisional apply is not the provisional one: $pfc"
-fi
+"$PY" -c "import sys; sys.exit(0 if $t_read < $dl else 1)" ||
+  fail "the first read of the node came ${in_force} s after the apply, $("$PY" -c "print(f'{$t_read - $dl:.2f}')") s past the deadline: cannot show the provisional config was in force"
+[[ $(json_get "$pfc" "j['prio_pfc'][4]") == True ]] ||
+  fail "PFC ${in_force} s after the provisional apply ($("$PY" -c "print(f'{$dl - $t_read:.2f}')") s before the deadline) is not the provisional one: $pfc"
+log "provisional PFC 4 read ${in_force} s after the apply, $("$PY" -c "print(f'{$dl - $t_read:.2f}')") s before the deadline"
 
 deadline=$((SECONDS + 20))
 while :; do

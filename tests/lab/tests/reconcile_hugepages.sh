@@ -21,7 +21,11 @@ $out"
 expect_eq "2 MiB nr_hugepages" 8 "$(lx "$REC_NODE" cat $H2)"
 expect_eq "HugePages_Total" 8 "$(lx "$REC_NODE" awk '/^HugePages_Total/ {print $2}' /proc/meminfo)"
 
-lx "$REC_NODE" test -e $H1G || { pass "8 x 2 MiB reserved (this guest kernel has no 1 GiB pool to over-ask)"; }
+# The lab's guests have a 1 GiB pool (QEMU's `-cpu max` has pdpe1gb, and the
+# kernel registers the gigantic size at boot); without one the PARTIAL case
+# below cannot be shown, and that is a skip (a failure in CI), not a pass.
+lx "$REC_NODE" test -e $H1G ||
+  skip "8 x 2 MiB reserved, but this guest has no 1 GiB hugepage pool ($H1G): the PARTIAL case is not tested (does the vCPU lack pdpe1gb?)"
 big=$( (cat "$small"; echo "  - {size: 1Gi, count: 2}") | cfg big)
 out=$(rctl apply -f "$big") || fail "apply with 2 x 1 GiB failed outright (want PARTIAL, exit 0): $out"
 got=$(lx "$REC_NODE" cat $H1G)
