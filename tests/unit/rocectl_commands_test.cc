@@ -86,6 +86,15 @@ TEST(Rocectl, UnknownCommandExits2NamingIt) {
   EXPECT_EQ(out, "rocectl: unknown command 'frobnicate'\nTry 'rocectl --help'.\n");
 }
 
+// `--help` after a command describes it and does nothing else: the apply
+// below names a socket nobody listens on, so running it would exit 1.
+TEST(Rocectl, CommandHelpDescribesTheCommandAndRunsNothing) {
+  std::string out;
+  EXPECT_EQ(RunRocectl("--socket /nonexistent/roced.sock apply -f /nonexistent.yaml --help", &out), 0);
+  EXPECT_THAT(out, HasSubstr("Usage: rocectl [OPTIONS] apply"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("not reachable")));
+}
+
 TEST(Rocectl, HelpIsTheTablesHelp) {
   for (const char* args : {"--help", "help", "-h"}) {
     std::string out;
