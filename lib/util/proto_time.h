@@ -17,20 +17,21 @@ inline absl::Time FromProto(const google::protobuf::Timestamp& t) {
   return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
 }
 
-inline google::protobuf::Duration ToProto(absl::Duration d) {
-  google::protobuf::Duration out;
-  const int64_t ns = absl::ToInt64Nanoseconds(d);
+// Fills a Duration or Timestamp from nanoseconds (seconds and nanos).
+template <typename ProtoTime>
+ProtoTime FromNanos(int64_t ns) {
+  ProtoTime out;
   out.set_seconds(ns / 1000000000);
   out.set_nanos(static_cast<int32_t>(ns % 1000000000));
   return out;
 }
 
+inline google::protobuf::Duration ToProto(absl::Duration d) {
+  return FromNanos<google::protobuf::Duration>(absl::ToInt64Nanoseconds(d));
+}
+
 inline google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp out;
-  const int64_t ns = absl::ToUnixNanos(t);
-  out.set_seconds(ns / 1000000000);
-  out.set_nanos(static_cast<int32_t>(ns % 1000000000));
-  return out;
+  return FromNanos<google::protobuf::Timestamp>(absl::ToUnixNanos(t));
 }
 
 }  // namespace roced::util

@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "roced/v1/state.pb.h"
 #include "tools/rocectl/format.h"
 #include "util/args.h"
 
@@ -32,6 +33,13 @@ struct CommandContext {
 
 // One line saying why an RPC failed, for people.
 std::string DescribeRpcError(const grpc::Status& status, const std::string& where);
+
+// For commands that take no arguments: false (after saying so) when `args`
+// is not empty.
+bool NoArguments(absl::string_view command, const std::vector<std::string>& args);
+
+// Agent.GetState within the context's timeout.
+grpc::Status FetchState(const CommandContext& ctx, roced::v1::NodeState* state);
 
 // A command's run for one invocation: `args` are the words after the command
 // name that are not flags.

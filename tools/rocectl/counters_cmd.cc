@@ -25,10 +25,7 @@ void RegisterCountersFlags(CountersFlags* f, util::ArgParser* p) {
 
 int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
                 const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::cerr << "rocectl: counters takes no arguments (got '" << args[0] << "')\n";
-    return 2;
-  }
+  if (!NoArguments("counters", args)) return kExitUsage;
   if (flags.interval <= absl::ZeroDuration()) {
     std::cerr << "rocectl: --interval must be positive\n";
     return 2;

@@ -6,18 +6,25 @@
 
 namespace roced::ctl {
 
-namespace {
+bool NoArguments(absl::string_view command, const std::vector<std::string>& args) {
+  if (args.empty()) return true;
+  std::cerr << "rocectl: " << command << " takes no arguments (got '" << args[0] << "')\n";
+  return false;
+}
 
-int RunStatus(const CommandContext& ctx, const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::cerr << "rocectl: status takes no arguments (got '" << args[0] << "')\n";
-    return kExitUsage;
-  }
+grpc::Status FetchState(const CommandContext& ctx, roced::v1::NodeState* state) {
   auto stub = roced::v1::Agent::NewStub(ctx.channel);
   grpc::ClientContext call;
   call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  return stub->GetState(&call, roced::v1::GetStateRequest(), state);
+}
+
+namespace {
+
+int RunStatus(const CommandContext& ctx, const std::vector<std::string>& args) {
+  if (!NoArguments("status", args)) return kExitUsage;
   roced::v1::NodeState state;
-  grpc::Status status = stub->GetState(&call, roced::v1::GetStateRequest(), &state);
+  grpc::Status status = FetchState(ctx, &state);
   if (!status.ok()) {
     std::cerr << "rocectl: " << DescribeRpcError(status, ctx.where) << "\n";
     return kExitError;

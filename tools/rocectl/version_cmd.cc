@@ -12,15 +12,9 @@ namespace roced::ctl {
 namespace {
 
 int RunVersion(const CommandContext& ctx, const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    std::cerr << "rocectl: version takes no arguments (got '" << args[0] << "')\n";
-    return kExitUsage;
-  }
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext call;
-  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  if (!NoArguments("version", args)) return kExitUsage;
   roced::v1::NodeState state;
-  grpc::Status status = stub->GetState(&call, roced::v1::GetStateRequest(), &state);
+  grpc::Status status = FetchState(ctx, &state);
   if (ctx.output == Output::kTable) {
     std::string agent = status.ok() ? absl::StrCat(state.agent().version(), " (commit ",
                                                      state.agent().git_commit(), ")")

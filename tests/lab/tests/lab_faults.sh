@@ -19,6 +19,8 @@ rtt() { # min RTT in ms from node1 to node2, or "down"
   awk -F'= ' '/^rtt/ {split($2, a, "/"); print int(a[1])}' <<<"$out"
 }
 
+step() { log "$(date +%T.%N | cut -c1-12) $*"; }  # where a hang was, if one comes
+step "netem"
 base=$(rtt)
 [[ $base != down ]] || fail "node2 unreachable before any fault"
 "$LAB" netem node2 delay 200ms
@@ -34,6 +36,7 @@ c=$(rtt)
 [[ $c != down ]] && ((c < 190)) || fail "after netem clear: RTT $c"
 lx node2 tc qdisc show dev eth0 | grep -q netem && fail "netem qdisc left after clear"
 
+step "cut / restore"
 "$LAB" cut node2
 expect_eq "RTT while cut" down "$(rtt 2)"
 expect_eq "node2 eth0 carrier while cut" 0 "$(lx node2 cat /sys/class/net/eth0/carrier)"
@@ -47,6 +50,7 @@ expect_eq "node2 eth0 carrier while silently cut" 1 "$(lx node2 cat /sys/class/n
 "$LAB" restore node2
 [[ $(rtt) != down ]] || fail "node2 unreachable after restore (silent cut)"
 
+step "kill"
 # a process with a name of its own (PID 1 of a guest runs a plain `sleep`)
 lsh node1 "cp /usr/bin/sleep /tmp/lab-victim && setsid -f /tmp/lab-victim 1000 </dev/null >/dev/null 2>&1"
 lx node1 pgrep -x lab-victim >/dev/null || fail "test process did not start"
@@ -56,8 +60,10 @@ if lx node1 pgrep -x lab-victim >/dev/null; then fail "lab-victim still running 
 rc=0; "$LAB" kill node1 no-such-proc || rc=$?
 expect_eq "lab kill of a process that is not there" 1 "$rc"
 
+step "rxe-remove"
 "$LAB" rxe-remove node2
 if lx node2 rdma link show rxe0/1 >/dev/null 2>&1; then fail "rxe0 still there after rxe-remove"; fi
+step "rxe-add"
 "$LAB" rxe-add node2
 lx node2 rdma link show rxe0/1 | grep -q "state ACTIVE" || fail "rxe0 not ACTIVE after rxe-add"
 roce_v2_ipv4_gid_index node2 >/dev/null || fail "no RoCE v2 IPv4 GID after rxe-add"
