@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include "agent/config_lifecycle.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -254,29 +256,8 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
   return absl::OkStatus();
 }
 
-absl::Status Agent::LoadConfig(bool startup) {
-  if (options_.config_path.empty()) return absl::OkStatus();
-  std::lock_guard<std::mutex> rlock(reconcile_mu_);
-  std::optional<roced::v1::AcceptedConfig> persisted;
-  if (startup && accepted_.generation() == 0) {
-    persisted = state_dir_.LoadAccepted();
-    if (persisted) accepted_.set_generation(persisted->generation());
-    LoadJournal(persisted);
-    if (!pending_restore_.empty()) TriggerReconcile("start-up restore");
-  }
-  if (options_.config_optional && !util::PathExists(options_.config_path)) {
-    if (persisted && persisted->config().api_version() == "roced/v1") {
-      LOG_INFO << "no config file; resuming persisted generation " << persisted->generation();
-      accepted_.set_generation(persisted->generation() - 1);
-      if (absl::Status s = Accept(*persisted); !s.ok()) return s;
-      TriggerReconcile("start-up");
-      return absl::OkStatus();
-    }
-    LOG_WARNING << "config " << options_.config_path
-                << " does not exist; running without desired state (nothing managed)";
-    SetComponentHealth("config", true, "no config file; nothing is managed");
-    return absl::OkStatus();
-  }
+absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> Agent::ReadConfigFile() {
+  if (options_.config_optional && !util::PathExists(options_.config_path)) return std::nullopt;
   auto text = util::ReadFile(options_.config_path);
   std::vector<roced::v1::ValidationIssue> warnings;
   absl::StatusOr<roced::v1::NodeConfig> config =
@@ -293,50 +274,57 @@ absl::Status Agent::LoadConfig(bool startup) {
     return config.status();
   }
   config_loads_->Add({{"result", "success"}}).Increment();
-  const std::string digest = Digest(*text);
+  roced::v1::AcceptedConfig file;
+  file.set_source(roced::v1::CONFIG_SOURCE_FILE);
+  file.set_path(options_.config_path);
+  file.set_file_digest(Digest(*text));
+  *file.mutable_config() = *config;
+  model::ApplyDefaults(file.mutable_config());
+  return file;
+}
 
-  roced::v1::AcceptedConfig next;
-  next.set_source(roced::v1::CONFIG_SOURCE_FILE);
-  next.set_path(options_.config_path);
-  next.set_file_digest(digest);
-  *next.mutable_config() = *config;
-  model::ApplyDefaults(next.mutable_config());
-
-  if (persisted) {
-    if (persisted->provisional() && FromProto(persisted->confirm_deadline()) <= absl::Now()) {
-      LOG_WARNING << "provisional generation " << persisted->generation()
-                  << " expired while the agent was down; returning to the previous config";
-      roced::v1::AcceptedConfig back;
-      back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
-      back.set_path(persisted->path());
-      back.set_file_digest(persisted->file_digest());
-      *back.mutable_config() = persisted->previous();
-      pending_restore_ = reconcile::MergePrior(
-          std::vector<roced::v1::PriorValue>(persisted->prior().begin(), persisted->prior().end()),
-          pending_restore_);
-      persisted = back;
-    } else {
-      // Resuming the very state that was persisted keeps its generation.
-      accepted_.set_generation(persisted->generation() - 1);
-    }
-    if (persisted->file_digest() != digest) {
-      if (persisted->source() != roced::v1::CONFIG_SOURCE_FILE) {
-        LOG_INFO << options_.config_path << " changed since it was last read; it wins over the persisted "
-                 << roced::v1::ConfigSource_Name(persisted->source()) << " config";
+absl::Status Agent::LoadConfig(bool startup) {
+  if (options_.config_path.empty()) return absl::OkStatus();
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
+  const bool first = startup && accepted_.generation() == 0;
+  std::optional<roced::v1::AcceptedConfig> persisted;
+  if (first) {
+    persisted = state_dir_.LoadAccepted();
+    // Kept even when the file is rejected: generations never go backwards.
+    if (persisted) accepted_.set_generation(persisted->generation());
+    LoadJournal(persisted);
+    if (!pending_restore_.empty()) TriggerReconcile("start-up restore");
+  }
+  absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> file = ReadConfigFile();
+  if (!file.ok()) return file.status();
+  std::optional<roced::v1::AcceptedConfig> next = *file;
+  if (first) {
+    std::optional<StartupChoice> choice = ResolveStartupConfig(persisted, *file, absl::Now());
+    if (choice) {
+      LOG_INFO << "start-up: " << choice->why;
+      if (!choice->restore.empty()) {
+        // Journal first: an agent that dies before writing the values back
+        // still finds them at its next start.
+        if (absl::Status s = state_dir_.WriteJournal(0, "start-up rollback", choice->restore); !s.ok()) {
+          LOG_WARNING << "cannot journal the start-up rollback: " << s.message();
+        }
+        pending_restore_ = reconcile::MergePrior(choice->restore, pending_restore_);
       }
-      accepted_.set_generation(persisted->generation());
-    } else if (persisted->source() != roced::v1::CONFIG_SOURCE_FILE) {
-      LOG_INFO << "resuming generation " << persisted->generation() << " ("
-               << roced::v1::ConfigSource_Name(persisted->source()) << "); " << options_.config_path
-               << " is unchanged since it was last read";
-      next = *persisted;
+      accepted_.set_generation(choice->base_generation);
+      next = choice->accept;
     }
   }
+  if (!next) {
+    LOG_WARNING << "config " << options_.config_path
+                << " does not exist; running without desired state (nothing managed)";
+    SetComponentHealth("config", true, "no config file; nothing is managed");
+    return absl::OkStatus();
+  }
   bool same = accepted_.config().api_version() == "roced/v1" &&
-              google::protobuf::util::MessageDifferencer::Equals(accepted_.config(), next.config()) &&
-              accepted_.source() == next.source();
+              google::protobuf::util::MessageDifferencer::Equals(accepted_.config(), next->config()) &&
+              accepted_.source() == next->source();
   if (!same) {
-    if (absl::Status s = Accept(next); !s.ok()) {
+    if (absl::Status s = Accept(*next); !s.ok()) {
       RecordConfigError(std::string(s.message()));
       return s;
     }

@@ -134,6 +134,10 @@ class Agent {
  private:
   void Publish(roced::v1::StateEvent event) { bus_.Publish(std::move(event)); }
   void TriggerReconcile(const std::string& reason);
+  // The config file, read and validated (source FILE, path, digest); nullopt
+  // when it is optional and absent. A rejected file is recorded (metrics,
+  // last_error, health) and returned as the error.
+  absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile();
   // The reconcile loop: how long until the next periodic pass (the
   // interval, or sooner when a provisional config's deadline comes first),
   // and one pass (a due confirm-timeout rollback, else a reconcile).

@@ -520,6 +520,43 @@ TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtSt
   EXPECT_EQ(io_.Interface("eth0").dscp, before.dscp);
 }
 
+// The file edited while the agent was down with a provisional config past
+// its deadline: the file wins, the priors are restored, and the generation
+// moves on (it used to restart at 1, reusing a controller's numbers).
+TEST_F(AgentReconcileTest, ExpiredProvisionalAndAnEditedFileKeepTheGenerationGoingForward) {
+  const std::string file = dir_ + "/roced.yaml";
+  auto write = [&](const std::string& body) {
+    FILE* f = fopen(file.c_str(), "w");
+    fputs(("apiVersion: roced/v1\nkind: NodeConfig\n" + body).c_str(), f);
+    fclose(f);
+  };
+  write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
+  agent_.reset();
+  Start(file, /*loop=*/true);
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(1);
+  auto r = agent_->ApplyConfig(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const uint64_t provisional = r->generation();
+  ASSERT_GE(provisional, 2u);
+  agent_.reset();
+  write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 3000\n");
+  absl::SleepFor(absl::Milliseconds(1200));
+  Start(file, /*loop=*/true);
+  for (int i = 0; i < 60 && (io_.Interface("eth0").mtu != std::optional<uint32_t>(3000) ||
+                             io_.Interface("eth0").pfc != reconcile::Pfc{});
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  auto s = agent_->State();
+  EXPECT_GT(s.config().generation(), provisional);
+  EXPECT_EQ(s.config().source(), roced::v1::CONFIG_SOURCE_FILE);
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(3000));
+  EXPECT_EQ(io_.Interface("eth0").pfc, reconcile::Pfc{});  // the provisional PFC is gone
+}
+
 TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownWithoutAFileIsRolledBack) {
   const std::string file = dir_ + "/absent.yaml";
   agent_.reset();
