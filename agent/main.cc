@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent.h"
@@ -22,12 +23,13 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
-int Run(int argc, char** argv) {
-  roced::agent::Flags flags;
-  roced::util::ArgParser parser;
-  roced::agent::RegisterFlags(&flags, &parser);
+// Parses the command line. Returns the exit code when the process is done
+// already (--help, --version, a usage error), nullopt to go on.
+std::optional<int> ParseFlags(int argc, char** argv, roced::agent::Flags* flags,
+                              roced::util::ArgParser* parser) {
+  roced::agent::RegisterFlags(flags, parser);
   std::vector<std::string> positional;
-  if (absl::Status s = parser.Parse(argc, argv, 1, false, &positional); !s.ok()) {
+  if (absl::Status s = parser->Parse(argc, argv, 1, false, &positional); !s.ok()) {
     std::cerr << "roced: " << s.message() << "\nTry 'roced --help'.\n";
     return kExitUsage;
   }
@@ -35,34 +37,40 @@ int Run(int argc, char** argv) {
     std::cerr << "roced: unexpected argument '" << positional[0] << "'\nTry 'roced --help'.\n";
     return kExitUsage;
   }
-  if (flags.help) {
-    std::cout << roced::agent::HelpText(parser);
+  if (flags->help) {
+    std::cout << roced::agent::HelpText(*parser);
     return 0;
   }
-  if (flags.version) {
+  if (flags->version) {
     std::cout << "roced " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n";
     return 0;
   }
   roced::log::Level level;
-  if (!roced::log::ParseLevel(flags.log_level, &level)) {
-    std::cerr << "roced: --log-level: '" << flags.log_level
+  if (!roced::log::ParseLevel(flags->log_level, &level)) {
+    std::cerr << "roced: --log-level: '" << flags->log_level
               << "' is not one of debug, info, warning, error\n";
     return kExitUsage;
   }
   roced::log::SetLevel(level);
+  return std::nullopt;
+}
 
-  if (flags.check_config) {
-    std::vector<roced::v1::ValidationIssue> warnings;
-    auto config = roced::model::LoadConfigFile(flags.config, &warnings);
-    std::cout << roced::model::FormatIssues(flags.config, warnings);
-    if (!config.ok()) {
-      std::cerr << config.status().message() << "\n";
-      return kExitError;
-    }
-    std::cout << flags.config << ": valid\n";
-    return 0;
+// --check-config: validate the file, change nothing.
+int CheckConfig(const std::string& path) {
+  std::vector<roced::v1::ValidationIssue> warnings;
+  auto config = roced::model::LoadConfigFile(path, &warnings);
+  std::cout << roced::model::FormatIssues(path, warnings);
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return kExitError;
   }
+  std::cout << path << ": valid\n";
+  return 0;
+}
 
+// Process-wide settings made before any thread starts: the signals main()
+// takes synchronously, and the allocator.
+sigset_t PrepareProcess() {
   // Signals are taken synchronously by the main thread (sigtimedwait);
   // block them before any thread starts so none of those gets them.
   sigset_t signals;
@@ -80,7 +88,10 @@ int Run(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 16 << 20);
   mallopt(M_MMAP_THRESHOLD, 16 << 20);
   signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
 
+roced::agent::AgentOptions AgentOptionsFrom(const roced::agent::Flags& flags) {
   roced::agent::AgentOptions options;
   options.paths.sysfs = flags.sysfs_root;
   options.paths.procfs = flags.procfs_root;
@@ -90,6 +101,43 @@ int Run(int argc, char** argv) {
   options.config_optional = flags.config == roced::agent::Flags().config;
   options.state_dir = flags.state_dir;
   options.discovery_interval = flags.discovery_interval;
+  return options;
+}
+
+// The main thread while serving: signals (SIGHUP reloads the config file,
+// SIGTERM/SIGINT return) and the systemd watchdog.
+void ServeSignals(const sigset_t& signals, roced::agent::Agent* agent, const std::string& config) {
+  uint64_t watchdog_usec = 0;
+  bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+  absl::Duration tick = watchdog ? absl::Microseconds(watchdog_usec / 2) : absl::Seconds(1);
+  if (tick > absl::Seconds(1)) tick = absl::Seconds(1);
+  while (true) {
+    struct timespec ts = absl::ToTimespec(tick);
+    int sig = sigtimedwait(&signals, nullptr, &ts);
+    if (watchdog) sd_notify(0, "WATCHDOG=1");
+    if (sig < 0) continue;  // timeout or EINTR
+    if (sig == SIGHUP) {
+      LOG_INFO << "SIGHUP: reloading " << config;
+      sd_notify(0, "RELOADING=1");
+      if (absl::Status s = agent->LoadConfig(); !s.ok()) {
+        LOG_ERROR << "config reload rejected; previous config stays in force:\n" << s.message();
+      } else {
+        LOG_INFO << "config reloaded: generation " << agent->State().config().generation();
+      }
+      sd_notify(0, "READY=1");
+      continue;
+    }
+    LOG_INFO << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ": stopping";
+    return;
+  }
+}
+
+int Run(int argc, char** argv) {
+  roced::agent::Flags flags;
+  roced::util::ArgParser parser;
+  if (std::optional<int> done = ParseFlags(argc, argv, &flags, &parser)) return *done;
+  if (flags.check_config) return CheckConfig(flags.config);
+  const sigset_t signals = PrepareProcess();
 
   if (!flags.state_dir.empty()) {
     std::error_code ec;
@@ -101,7 +149,7 @@ int Run(int argc, char** argv) {
     }
   }
 
-  roced::agent::Agent agent(options);
+  roced::agent::Agent agent(AgentOptionsFrom(flags));
   if (absl::Status s = agent.LoadConfig(/*startup=*/true); !s.ok()) {
     std::cerr << "roced: config rejected:\n" << s.message() << "\n";
     return kExitError;
@@ -123,31 +171,7 @@ int Run(int argc, char** argv) {
            << flags.metrics_listen << " (port " << server.metrics_port() << "), "
            << agent.State().devices_size() << " RDMA device(s)";
   sd_notify(0, "READY=1\nSTATUS=serving");
-
-  uint64_t watchdog_usec = 0;
-  bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
-  absl::Duration tick = watchdog ? absl::Microseconds(watchdog_usec / 2) : absl::Seconds(1);
-  if (tick > absl::Seconds(1)) tick = absl::Seconds(1);
-
-  while (true) {
-    struct timespec ts = absl::ToTimespec(tick);
-    int sig = sigtimedwait(&signals, nullptr, &ts);
-    if (watchdog) sd_notify(0, "WATCHDOG=1");
-    if (sig < 0) continue;  // timeout or EINTR
-    if (sig == SIGHUP) {
-      LOG_INFO << "SIGHUP: reloading " << flags.config;
-      sd_notify(0, "RELOADING=1");
-      if (absl::Status s = agent.LoadConfig(); !s.ok()) {
-        LOG_ERROR << "config reload rejected; previous config stays in force:\n" << s.message();
-      } else {
-        LOG_INFO << "config reloaded: generation " << agent.State().config().generation();
-      }
-      sd_notify(0, "READY=1");
-      continue;
-    }
-    LOG_INFO << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ": stopping";
-    break;
-  }
+  ServeSignals(signals, &agent, flags.config);
   sd_notify(0, "STOPPING=1");
   server.Shutdown(absl::Seconds(5));
   agent.Stop();
