@@ -22,16 +22,14 @@ trap cleanup EXIT
 command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=lib.sh
+source "$SRC/tests/e2e/lib.sh"
 METRICS_PORT=$(free_port)
-cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
-"$BIN/roced" --sysfs-root "$SRC/tests/fixtures/sysfs" --config "$WORK/roced.yaml" \
-  --grpc-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$METRICS_PORT" \
-  --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
-PID=$!
+start_fixture_agent "$METRICS_PORT"
+# Scraped once the start-up reconcile pass has run (its series exist then).
 for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt" 2>/dev/null && break
-  kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
+  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt" &&
+    grep -q '^roced_converged ' "$WORK/metrics.txt" && break
   sleep 0.1
 done
 [ -s "$WORK/metrics.txt" ] || { echo "FAIL - no scrape"; exit 1; }

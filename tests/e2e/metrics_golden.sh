@@ -21,18 +21,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=lib.sh
+source "$SRC/tests/e2e/lib.sh"
 PORT=$(free_port)
-cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
-"$BIN/roced" --sysfs-root "$SRC/tests/fixtures/sysfs" --config "$WORK/roced.yaml" \
-  --grpc-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$PORT" \
-  --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
-PID=$!
-for _ in $(seq 1 100); do
-  "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && break
-  kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
-  sleep 0.1
-done
+start_fixture_agent "$PORT"
 # The start-up reconcile pass has run once the converged gauge reads 1.
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$PORT/metrics" >"$WORK/metrics.txt" && grep -q '^roced_converged 1' "$WORK/metrics.txt" && break

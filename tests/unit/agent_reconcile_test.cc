@@ -69,6 +69,15 @@ class AgentReconcileTest : public ::testing::Test {
     }
     agent_->Start();
   }
+  // Writes <dir>/roced.yaml with `body` under the apiVersion/kind header;
+  // returns its path.
+  std::string WriteConfigFile(const std::string& body) {
+    const std::string file = dir_ + "/roced.yaml";
+    FILE* f = fopen(file.c_str(), "w");
+    fputs(("apiVersion: roced/v1\nkind: NodeConfig\n" + body).c_str(), f);
+    fclose(f);
+    return file;
+  }
   absl::StatusOr<roced::v1::ApplyConfigResponse> Apply(const std::string& body, bool dry_run = false) {
     roced::v1::ApplyConfigRequest req;
     *req.mutable_config() = Config(body);
@@ -370,12 +379,8 @@ TEST_F(AgentReconcileTest, ConfirmedConfigStays) {
 }
 
 TEST_F(AgentReconcileTest, GrpcConfigSurvivesRestartUntilTheFileChanges) {
+  auto write = [&](const std::string& body) { return WriteConfigFile(body); };
   const std::string file = dir_ + "/roced.yaml";
-  auto write = [&](const std::string& body) {
-    FILE* f = fopen(file.c_str(), "w");
-    fputs(("apiVersion: roced/v1\nkind: NodeConfig\n" + body).c_str(), f);
-    fclose(f);
-  };
   write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
   agent_.reset();
   Start(file);
@@ -487,10 +492,7 @@ TEST_F(AgentReconcileTest, PartialHugepagesAreRetriedAfterTheBackOff) {
 // config returns) and without one (the persisted previous config returns);
 // either way the fields the provisional apply changed are put back.
 TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtStart) {
-  const std::string file = dir_ + "/roced.yaml";
-  FILE* f = fopen(file.c_str(), "w");
-  fputs("apiVersion: roced/v1\nkind: NodeConfig\ninterfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n", f);
-  fclose(f);
+  const std::string file = WriteConfigFile("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
   agent_.reset();
   Start(file, /*loop=*/true);
   for (int i = 0; i < 60 && io_.Interface("eth0").mtu != std::optional<uint32_t>(2000); ++i) {
@@ -524,12 +526,8 @@ TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtSt
 // its deadline: the file wins, the priors are restored, and the generation
 // moves on (it used to restart at 1, reusing a controller's numbers).
 TEST_F(AgentReconcileTest, ExpiredProvisionalAndAnEditedFileKeepTheGenerationGoingForward) {
+  auto write = [&](const std::string& body) { return WriteConfigFile(body); };
   const std::string file = dir_ + "/roced.yaml";
-  auto write = [&](const std::string& body) {
-    FILE* f = fopen(file.c_str(), "w");
-    fputs(("apiVersion: roced/v1\nkind: NodeConfig\n" + body).c_str(), f);
-    fclose(f);
-  };
   write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
   agent_.reset();
   Start(file, /*loop=*/true);

@@ -1,0 +1,24 @@
+# Shared by the e2e scripts that run roced on the fixture tree. Source it
+# after setting BIN, SRC and WORK (a scratch directory the caller removes).
+
+# A free loopback TCP port.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_fixture_agent METRICS_PORT: roced on tests/fixtures/sysfs with the
+# minimal config, metrics on METRICS_PORT, its socket and state in WORK; sets
+# PID and returns once `rocectl status` answers (exit 1, with its log, if
+# roced dies first).
+start_fixture_agent() {
+  cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
+  "$BIN/roced" --sysfs-root "$SRC/tests/fixtures/sysfs" --config "$WORK/roced.yaml" \
+    --grpc-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$1" \
+    --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
+  PID=$!
+  for _ in $(seq 1 100); do
+    "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && return 0
+    kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
+    sleep 0.1
+  done
+  echo "FAIL - roced did not answer within 10 s"
+  exit 1
+}
