@@ -19,6 +19,7 @@
 #include "probe/verbs_endpoint.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "util/log.h"
+#include "model/probe_limits.h"
 #include "util/fs.h"
 #include "util/proto_time.h"
 
@@ -36,12 +37,13 @@ const char* ProbeKindName(roced::v1::ProbeKind kind) {
 
 namespace {
 
-constexpr uint32_t kMaxQps = 16;
-constexpr uint32_t kMaxSize = 1u << 24;
-constexpr uint32_t kMaxLatencySize = 1u << 20;
-constexpr uint32_t kMaxIterations = 1000000;
-constexpr absl::Duration kMinDuration = absl::Milliseconds(100);
-constexpr absl::Duration kMaxDuration = absl::Seconds(30);
+using model::probe_limits::kMaxDuration;
+using model::probe_limits::kMaxIterations;
+using model::probe_limits::kMaxLatencySize;
+using model::probe_limits::kMaxQps;
+using model::probe_limits::kMaxSize;
+using model::probe_limits::kMinDuration;
+namespace pl = model::probe_limits;
 constexpr uint32_t kMinLeaseSeconds = 1;
 constexpr uint32_t kMaxLeaseSeconds = 600;
 constexpr uint32_t kDefaultLeaseSeconds = 60;
@@ -230,10 +232,10 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
   const bool latency = p.kind == roced::v1::PROBE_KIND_LATENCY;
   if (latency) {
     p.size = request.has_size() ? request.size()
-                                : (pc.latency().has_size() ? pc.latency().size() : 2);
+                                : (pc.latency().has_size() ? pc.latency().size() : pl::kDefaultLatencySize);
     p.iterations = request.has_iterations()
                        ? request.iterations()
-                       : (pc.latency().has_iterations() ? pc.latency().iterations() : 1000);
+                       : (pc.latency().has_iterations() ? pc.latency().iterations() : pl::kDefaultIterations);
     if (p.size < 1 || p.size > kMaxLatencySize) {
       return absl::InvalidArgumentError(
           absl::StrCat("size: ", p.size, " is out of range; allowed 1-", kMaxLatencySize));
@@ -247,7 +249,7 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
     }
   } else {
     p.size = request.has_size() ? request.size()
-                                : (pc.bandwidth().has_size() ? pc.bandwidth().size() : 65536);
+                                : (pc.bandwidth().has_size() ? pc.bandwidth().size() : pl::kDefaultBandwidthSize);
     if (request.has_iterations()) {
       // A counted run: `duration` only bounds it (the longest allowed
       // unless the caller says otherwise).
@@ -260,10 +262,10 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
     p.duration = request.has_duration() ? FromProto(request.duration())
                  : p.messages > 0       ? kMaxDuration
                  : pc.bandwidth().has_duration() ? FromProto(pc.bandwidth().duration())
-                                                 : absl::Seconds(2);
+                                                 : pl::kDefaultDuration;
     p.qps = request.has_qps() ? request.qps()
-                              : (pc.bandwidth().has_qps() ? pc.bandwidth().qps() : 1);
-    p.outstanding = pc.bandwidth().has_outstanding() ? pc.bandwidth().outstanding() : 128;
+                              : (pc.bandwidth().has_qps() ? pc.bandwidth().qps() : pl::kDefaultQps);
+    p.outstanding = pc.bandwidth().has_outstanding() ? pc.bandwidth().outstanding() : pl::kDefaultOutstanding;
     if (p.size < 1 || p.size > kMaxSize) {
       return absl::InvalidArgumentError(
           absl::StrCat("size: ", p.size, " is out of range; allowed 1-", kMaxSize));
@@ -298,7 +300,7 @@ absl::StatusOr<roced::v1::ProbeResult> ProbeRuntime::RunProbe(
   if (!params.ok()) return params.status();
   const roced::v1::NodeState state = agent_->State();
   const roced::v1::ProbeConfig& pc = state.config().desired().probes();
-  const uint32_t max_concurrent = pc.has_max_concurrent() ? pc.max_concurrent() : 4u;
+  const uint32_t max_concurrent = pc.has_max_concurrent() ? pc.max_concurrent() : pl::kDefaultMaxConcurrent;
   absl::StatusOr<probe::ProbeLimiter::Slot> slot = limiter_.TryAcquire(params->kind, max_concurrent);
   if (!slot.ok()) return slot.status();
   roced::v1::ProbeResult result = Execute(*params);
@@ -730,9 +732,9 @@ void ProbeRuntime::RunDueProbes() {
   const absl::Time now = absl::Now();
   schedule_.Configure(peers,
                       pc.latency().has_interval() ? FromProto(pc.latency().interval())
-                                                  : absl::Seconds(10),
+                                                  : pl::kDefaultLatencyInterval,
                       pc.bandwidth().has_interval() ? FromProto(pc.bandwidth().interval())
-                                                    : absl::Minutes(5),
+                                                    : pl::kDefaultBandwidthInterval,
                       now);
   for (const probe::ScheduleKey& key : schedule_.Due(now)) {
     roced::v1::RunProbeRequest request;
@@ -746,7 +748,7 @@ void ProbeRuntime::RunDueProbes() {
       continue;
     }
     absl::StatusOr<probe::ProbeLimiter::Slot> slot =
-        limiter_.TryAcquire(key.kind, pc.has_max_concurrent() ? pc.max_concurrent() : 4u);
+        limiter_.TryAcquire(key.kind, pc.has_max_concurrent() ? pc.max_concurrent() : pl::kDefaultMaxConcurrent);
     if (!slot.ok()) {
       // At the limit (on-demand probes, or a bandwidth probe running):
       // try again shortly rather than skipping a whole interval.

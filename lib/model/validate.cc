@@ -11,9 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "util/fs.h"
+#include "model/probe_limits.h"
 #include "util/proto_time.h"
 
 namespace roced::model {
+
+namespace pl = probe_limits;
 namespace {
 
 using roced::v1::Severity;
@@ -317,21 +320,21 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
                              "' is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
       }
     }
-    if (pr.has_max_concurrent()) c.Range("probes.max_concurrent", pr.max_concurrent(), 1, 64);
-    if (pr.has_traffic_class()) c.Range("probes.traffic_class", pr.traffic_class(), 0, 255, "ToS");
+    if (pr.has_max_concurrent()) c.Range("probes.max_concurrent", pr.max_concurrent(), 1, pl::kMaxMaxConcurrent);
+    if (pr.has_traffic_class()) c.Range("probes.traffic_class", pr.traffic_class(), 0, pl::kMaxTrafficClass, "ToS");
     if (pr.has_latency()) {
       const auto& l = pr.latency();
-      if (l.has_interval()) c.DurationRange("probes.latency.interval", l.interval(), absl::Seconds(1), absl::Hours(24));
-      if (l.has_size()) c.Range("probes.latency.size", l.size(), 1, 1u << 20, "size");
-      if (l.has_iterations()) c.Range("probes.latency.iterations", l.iterations(), 1, 1000000, "iterations");
+      if (l.has_interval()) c.DurationRange("probes.latency.interval", l.interval(), pl::kMinLatencyInterval, pl::kMaxInterval);
+      if (l.has_size()) c.Range("probes.latency.size", l.size(), 1, pl::kMaxLatencySize, "size");
+      if (l.has_iterations()) c.Range("probes.latency.iterations", l.iterations(), 1, pl::kMaxIterations, "iterations");
     }
     if (pr.has_bandwidth()) {
       const auto& b = pr.bandwidth();
-      if (b.has_interval()) c.DurationRange("probes.bandwidth.interval", b.interval(), absl::Minutes(1), absl::Hours(24));
-      if (b.has_duration()) c.DurationRange("probes.bandwidth.duration", b.duration(), absl::Milliseconds(100), absl::Seconds(30));
-      if (b.has_size()) c.Range("probes.bandwidth.size", b.size(), 1, 1u << 24, "size");
-      if (b.has_qps()) c.Range("probes.bandwidth.qps", b.qps(), 1, 16, "QP count");
-      if (b.has_outstanding()) c.Range("probes.bandwidth.outstanding", b.outstanding(), 1, 4096, "outstanding");
+      if (b.has_interval()) c.DurationRange("probes.bandwidth.interval", b.interval(), pl::kMinBandwidthInterval, pl::kMaxInterval);
+      if (b.has_duration()) c.DurationRange("probes.bandwidth.duration", b.duration(), pl::kMinDuration, pl::kMaxDuration);
+      if (b.has_size()) c.Range("probes.bandwidth.size", b.size(), 1, pl::kMaxSize, "size");
+      if (b.has_qps()) c.Range("probes.bandwidth.qps", b.qps(), 1, pl::kMaxQps, "QP count");
+      if (b.has_outstanding()) c.Range("probes.bandwidth.outstanding", b.outstanding(), 1, pl::kMaxOutstanding, "outstanding");
     }
   }
   if (config.has_reconcile() && config.reconcile().has_interval()) {
@@ -363,17 +366,17 @@ void ApplyDefaults(roced::v1::NodeConfig* config) {
   SetDefaultDuration(wd->mutable_restoration_time(), absl::Milliseconds(400));
   if (config->has_probes()) {
     auto* pr = config->mutable_probes();
-    if (!pr->has_max_concurrent()) pr->set_max_concurrent(4);
+    if (!pr->has_max_concurrent()) pr->set_max_concurrent(pl::kDefaultMaxConcurrent);
     auto* l = pr->mutable_latency();
-    SetDefaultDuration(l->mutable_interval(), absl::Seconds(10));
-    if (!l->has_size()) l->set_size(2);
-    if (!l->has_iterations()) l->set_iterations(1000);
+    SetDefaultDuration(l->mutable_interval(), pl::kDefaultLatencyInterval);
+    if (!l->has_size()) l->set_size(pl::kDefaultLatencySize);
+    if (!l->has_iterations()) l->set_iterations(pl::kDefaultIterations);
     auto* b = pr->mutable_bandwidth();
-    SetDefaultDuration(b->mutable_interval(), absl::Minutes(5));
-    SetDefaultDuration(b->mutable_duration(), absl::Seconds(2));
-    if (!b->has_size()) b->set_size(65536);
-    if (!b->has_qps()) b->set_qps(1);
-    if (!b->has_outstanding()) b->set_outstanding(128);
+    SetDefaultDuration(b->mutable_interval(), pl::kDefaultBandwidthInterval);
+    SetDefaultDuration(b->mutable_duration(), pl::kDefaultDuration);
+    if (!b->has_size()) b->set_size(pl::kDefaultBandwidthSize);
+    if (!b->has_qps()) b->set_qps(pl::kDefaultQps);
+    if (!b->has_outstanding()) b->set_outstanding(pl::kDefaultOutstanding);
   }
 }
 
