@@ -19,6 +19,7 @@
 #include "probe/verbs_endpoint.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "util/log.h"
+#include "model/match.h"
 #include "model/probe_limits.h"
 #include "util/fs.h"
 #include "util/proto_time.h"
@@ -181,11 +182,7 @@ absl::StatusOr<ProbeRuntime::LocalPort> ProbeRuntime::ResolveLocalPort() const {
       // The lossless class of the probing interface, when the config sets
       // one (roce.default_tos).
       for (const auto& iface : config.interfaces()) {
-        const auto& m = iface.match();
-        const bool match = (m.has_netdev() && m.netdev() == port.netdev()) ||
-                           (m.has_rdma_device() && m.rdma_device() == dev.name()) ||
-                           (m.has_pci() && !dev.pci_address().empty() && m.pci() == dev.pci_address());
-        if (match && iface.roce().has_default_tos()) {
+        if (model::MatchesPort(iface.match(), dev, port) && iface.roce().has_default_tos()) {
           lp.default_tos = iface.roce().default_tos();
           lp.has_default_tos = true;
         }

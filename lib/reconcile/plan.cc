@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "model/validate.h"
+#include "model/match.h"
 
 namespace roced::reconcile {
 
@@ -123,17 +124,7 @@ absl::StatusOr<std::vector<Target>> ResolveTargets(
     bool found = false;
     for (const auto& d : devices) {
       for (const auto& p : d.ports()) {
-        bool hit = false;
-        switch (match.key_case()) {
-          case roced::v1::InterfaceMatch::kNetdev: hit = p.netdev() == match.netdev(); break;
-          case roced::v1::InterfaceMatch::kRdmaDevice: hit = d.name() == match.rdma_device(); break;
-          case roced::v1::InterfaceMatch::kPci:
-            hit = !d.pci_address().empty() &&
-                  absl::AsciiStrToLower(d.pci_address()) == absl::AsciiStrToLower(match.pci());
-            break;
-          default: break;
-        }
-        if (hit && !found) {
+        if (model::MatchesPort(match, d, p) && !found) {
           t.netdev = p.netdev();
           t.rdma_device = d.name();
           t.port = p.number();

@@ -6,6 +6,7 @@
 
 #include "google/protobuf/util/message_differencer.h"
 #include "model/config_yaml.h"
+#include "model/match.h"
 #include "model/validate.h"
 #include "util/fs.h"
 
@@ -245,6 +246,32 @@ TEST(HugepageSize, AcceptsTheTwoX86Sizes) {
   EXPECT_EQ(HugepageSizeKb("1Gi"), 1048576u);
   EXPECT_EQ(HugepageSizeKb("1048576kB"), 1048576u);
   EXPECT_EQ(HugepageSizeKb("3Mi"), 0u);
+}
+
+// One matching rule for every user of interfaces[].match; a PCI address
+// matches whatever its case (the probe runtime used to compare it exactly).
+TEST(MatchesPort, ByNetdevRdmaDeviceOrPciInAnyCase) {
+  roced::v1::RdmaDevice dev;
+  dev.set_name("mlx5_0");
+  dev.set_pci_address("0000:3b:00.0");
+  roced::v1::Port port;
+  port.set_number(1);
+  port.set_netdev("ens1f0");
+  roced::v1::InterfaceMatch m;
+  m.set_netdev("ens1f0");
+  EXPECT_TRUE(MatchesPort(m, dev, port));
+  m.set_netdev("ens1f1");
+  EXPECT_FALSE(MatchesPort(m, dev, port));
+  m.set_rdma_device("mlx5_0");
+  EXPECT_TRUE(MatchesPort(m, dev, port));
+  m.set_pci("0000:3B:00.0");
+  EXPECT_TRUE(MatchesPort(m, dev, port));
+  m.set_pci("0000:3b:00.1");
+  EXPECT_FALSE(MatchesPort(m, dev, port));
+  dev.clear_pci_address();
+  m.set_pci("");
+  EXPECT_FALSE(MatchesPort(m, dev, port));  // no address is no match
+  EXPECT_FALSE(MatchesPort(roced::v1::InterfaceMatch(), dev, port));
 }
 
 }  // namespace
