@@ -204,20 +204,24 @@ bool Agent::RestorePendingLocked(const std::string& reason) {
   return true;
 }
 
-absl::Status Agent::RollBackProvisionalLocked() {
-  roced::v1::AcceptedConfig back;
-  back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
-  back.set_path(accepted_.path());
-  back.set_file_digest(accepted_.file_digest());
-  *back.mutable_config() = accepted_.previous();
-  std::vector<roced::v1::PriorValue> prior(accepted_.prior().begin(), accepted_.prior().end());
-  // Journal first: an agent that dies between accepting `back` and writing
-  // the values still restores them at start-up.
-  if (absl::Status s = state_dir_.WriteJournal(0, "confirm-timeout rollback", prior); !s.ok()) {
-    LOG_WARNING << "cannot journal the rollback: " << s.message();
+std::vector<roced::v1::PriorValue> Agent::JournalRestoreLocked(
+    const std::string& reason, const std::vector<roced::v1::PriorValue>& prior) {
+  // Journal first, and everything still to be written back (a restore
+  // already pending included): an agent that dies before the values are
+  // back finds all of them at its next start.
+  std::vector<roced::v1::PriorValue> merged = reconcile::MergePrior(prior, pending_restore_);
+  if (absl::Status s = state_dir_.WriteJournal(0, reason, merged); !s.ok()) {
+    LOG_WARNING << "cannot journal the " << reason << ": " << s.message();
   }
-  RETURN_IF_ERROR(Accept(back));
-  pending_restore_ = reconcile::MergePrior(prior, pending_restore_);
+  return merged;
+}
+
+absl::Status Agent::RollBackProvisionalLocked() {
+  std::vector<roced::v1::PriorValue> merged = JournalRestoreLocked(
+      "confirm-timeout rollback",
+      std::vector<roced::v1::PriorValue>(accepted_.prior().begin(), accepted_.prior().end()));
+  RETURN_IF_ERROR(Accept(ReturnFromProvisional(accepted_)));
+  pending_restore_ = std::move(merged);
   return absl::OkStatus();
 }
 
@@ -303,12 +307,7 @@ absl::Status Agent::LoadConfig(bool startup) {
     if (choice) {
       LOG_INFO << "start-up: " << choice->why;
       if (!choice->restore.empty()) {
-        // Journal first: an agent that dies before writing the values back
-        // still finds them at its next start.
-        if (absl::Status s = state_dir_.WriteJournal(0, "start-up rollback", choice->restore); !s.ok()) {
-          LOG_WARNING << "cannot journal the start-up rollback: " << s.message();
-        }
-        pending_restore_ = reconcile::MergePrior(choice->restore, pending_restore_);
+        pending_restore_ = JournalRestoreLocked("start-up rollback", choice->restore);
       }
       accepted_.set_generation(choice->base_generation);
       next = choice->accept;

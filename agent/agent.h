@@ -156,6 +156,11 @@ class Agent {
   // Returns from an unconfirmed provisional config: accepts `previous`
   // (source CONFIRM_TIMEOUT) and restores the provisional apply's priors.
   absl::Status RollBackProvisionalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Writes `prior` merged with pending_restore_ to the journal and returns
+  // that merged set (the caller makes it pending_restore_).
+  std::vector<roced::v1::PriorValue> JournalRestoreLocked(
+      const std::string& reason, const std::vector<roced::v1::PriorValue>& prior)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   roced::v1::ApplyResult ReconcileLocked(const std::string& reason, bool config_change)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   bool NetdevExists(const std::string& netdev) const;

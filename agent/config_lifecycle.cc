@@ -11,8 +11,13 @@ bool Expired(const roced::v1::AcceptedConfig& a, absl::Time now) {
   return a.provisional() && util::FromProto(a.confirm_deadline()) <= now;
 }
 
-// The config an expired provisional one returns to.
-roced::v1::AcceptedConfig Back(const roced::v1::AcceptedConfig& provisional) {
+std::string SourceName(const roced::v1::AcceptedConfig& a) {
+  return roced::v1::ConfigSource_Name(a.source());
+}
+
+}  // namespace
+
+roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional) {
   roced::v1::AcceptedConfig back;
   back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
   back.set_path(provisional.path());
@@ -20,12 +25,6 @@ roced::v1::AcceptedConfig Back(const roced::v1::AcceptedConfig& provisional) {
   *back.mutable_config() = provisional.previous();
   return back;
 }
-
-std::string SourceName(const roced::v1::AcceptedConfig& a) {
-  return roced::v1::ConfigSource_Name(a.source());
-}
-
-}  // namespace
 
 std::optional<StartupChoice> ResolveStartupConfig(
     const std::optional<roced::v1::AcceptedConfig>& persisted,
@@ -38,7 +37,7 @@ std::optional<StartupChoice> ResolveStartupConfig(
   uint64_t resume_base = generation > 0 ? generation - 1 : 0;
   std::string expired;
   if (persisted && Expired(*persisted, now)) {
-    resume = Back(*persisted);
+    resume = ReturnFromProvisional(*persisted);
     resume_base = generation;
     c.restore.assign(persisted->prior().begin(), persisted->prior().end());
     expired = absl::StrCat("provisional generation ", generation,

@@ -32,6 +32,10 @@ struct StartupChoice {
   std::string why;
 };
 
+// The config a provisional one returns to when its deadline passes: its
+// previous config, source CONFIRM_TIMEOUT, the same file path and digest.
+roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional);
+
 // `persisted`: accepted.json, if any. `file`: the config file just read and
 // validated (source FILE, its path and digest), or nullopt when there is
 // none. Returns nullopt when there is nothing to accept (no file, nothing

@@ -38,12 +38,6 @@ const char* ProbeKindName(roced::v1::ProbeKind kind) {
 
 namespace {
 
-using model::probe_limits::kMaxDuration;
-using model::probe_limits::kMaxIterations;
-using model::probe_limits::kMaxLatencySize;
-using model::probe_limits::kMaxQps;
-using model::probe_limits::kMaxSize;
-using model::probe_limits::kMinDuration;
 namespace pl = model::probe_limits;
 constexpr uint32_t kMinLeaseSeconds = 1;
 constexpr uint32_t kMaxLeaseSeconds = 600;
@@ -233,13 +227,13 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
     p.iterations = request.has_iterations()
                        ? request.iterations()
                        : (pc.latency().has_iterations() ? pc.latency().iterations() : pl::kDefaultIterations);
-    if (p.size < 1 || p.size > kMaxLatencySize) {
+    if (p.size < 1 || p.size > pl::kMaxLatencySize) {
       return absl::InvalidArgumentError(
-          absl::StrCat("size: ", p.size, " is out of range; allowed 1-", kMaxLatencySize));
+          absl::StrCat("size: ", p.size, " is out of range; allowed 1-", pl::kMaxLatencySize));
     }
-    if (p.iterations < 1 || p.iterations > kMaxIterations) {
+    if (p.iterations < 1 || p.iterations > pl::kMaxIterations) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "iterations: ", p.iterations, " is out of range; allowed 1-", kMaxIterations));
+          "iterations: ", p.iterations, " is out of range; allowed 1-", pl::kMaxIterations));
     }
     if (request.has_qps() && request.qps() != 1) {
       return absl::InvalidArgumentError("qps: latency probes use one queue pair");
@@ -251,30 +245,30 @@ absl::StatusOr<ProbeRuntime::ProbeParams> ProbeRuntime::Params(
       // A counted run: `duration` only bounds it (the longest allowed
       // unless the caller says otherwise).
       p.messages = request.iterations();
-      if (p.messages < 1 || p.messages > kMaxIterations) {
+      if (p.messages < 1 || p.messages > pl::kMaxIterations) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "iterations: ", p.messages, " is out of range; allowed 1-", kMaxIterations));
+            "iterations: ", p.messages, " is out of range; allowed 1-", pl::kMaxIterations));
       }
     }
     p.duration = request.has_duration() ? FromProto(request.duration())
-                 : p.messages > 0       ? kMaxDuration
+                 : p.messages > 0       ? pl::kMaxDuration
                  : pc.bandwidth().has_duration() ? FromProto(pc.bandwidth().duration())
                                                  : pl::kDefaultDuration;
     p.qps = request.has_qps() ? request.qps()
                               : (pc.bandwidth().has_qps() ? pc.bandwidth().qps() : pl::kDefaultQps);
     p.outstanding = pc.bandwidth().has_outstanding() ? pc.bandwidth().outstanding() : pl::kDefaultOutstanding;
-    if (p.size < 1 || p.size > kMaxSize) {
+    if (p.size < 1 || p.size > pl::kMaxSize) {
       return absl::InvalidArgumentError(
-          absl::StrCat("size: ", p.size, " is out of range; allowed 1-", kMaxSize));
+          absl::StrCat("size: ", p.size, " is out of range; allowed 1-", pl::kMaxSize));
     }
-    if (p.duration < kMinDuration || p.duration > kMaxDuration) {
+    if (p.duration < pl::kMinDuration || p.duration > pl::kMaxDuration) {
       return absl::InvalidArgumentError(
           absl::StrCat("duration: ", absl::FormatDuration(p.duration),
                        " is out of range; allowed 100ms to 30s"));
     }
-    if (p.qps < 1 || p.qps > kMaxQps) {
+    if (p.qps < 1 || p.qps > pl::kMaxQps) {
       return absl::InvalidArgumentError(
-          absl::StrCat("qps: ", p.qps, " is out of range; allowed 1-", kMaxQps));
+          absl::StrCat("qps: ", p.qps, " is out of range; allowed 1-", pl::kMaxQps));
     }
   }
   p.busy_poll = request.busy_poll();
@@ -550,16 +544,16 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
       request.kind() != roced::v1::PROBE_KIND_BANDWIDTH) {
     return absl::InvalidArgumentError("kind: latency or bandwidth required");
   }
-  if (request.initiator_qps_size() < 1 || request.initiator_qps_size() > static_cast<int>(kMaxQps)) {
+  if (request.initiator_qps_size() < 1 || request.initiator_qps_size() > static_cast<int>(pl::kMaxQps)) {
     return absl::InvalidArgumentError(absl::StrCat("initiator_qps: ", request.initiator_qps_size(),
-                                                   " queue pairs; allowed 1-", kMaxQps));
+                                                   " queue pairs; allowed 1-", pl::kMaxQps));
   }
   if (request.kind() == roced::v1::PROBE_KIND_LATENCY && request.initiator_qps_size() != 1) {
     return absl::InvalidArgumentError("initiator_qps: latency probes use one queue pair");
   }
-  if (request.size() < 1 || request.size() > kMaxSize) {
+  if (request.size() < 1 || request.size() > pl::kMaxSize) {
     return absl::InvalidArgumentError(
-        absl::StrCat("size: ", request.size(), " is out of range; allowed 1-", kMaxSize));
+        absl::StrCat("size: ", request.size(), " is out of range; allowed 1-", pl::kMaxSize));
   }
   if (request.traffic_class() > 255) {
     return absl::InvalidArgumentError("traffic_class: out of range; allowed 0-255");

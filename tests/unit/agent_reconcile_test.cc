@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "agent/agent.h"
 #include "fake_node_io_for_test.h"
@@ -324,6 +325,45 @@ TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged)
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
   EXPECT_EQ(io_.Interface("eth0").dscp, before.dscp) << "DSCP is not managed by generation 1 but was changed";
   EXPECT_EQ(io_.Interface("eth0").pfc, before.pfc);
+}
+
+// Two restores due at one start: a journal left by an apply cut short, and
+// a provisional config that expired while the agent was down. The journal
+// written before the start-up rollback holds both sets of values, so a
+// second crash before they are back loses neither.
+TEST_F(AgentReconcileTest, TheStartUpRollbackJournalKeepsARestoreAlreadyPending) {
+  const std::string file = WriteConfigFile("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
+  agent_.reset();
+  Start(file, /*loop=*/false);
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(1);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  agent_.reset();
+  // What an apply cut short left behind (a field the provisional one did
+  // not touch).
+  roced::v1::ApplyJournal j;
+  auto* p = j.add_prior();
+  p->set_field("roce.default_tos");
+  p->set_object("rxe0/1");
+  p->set_netdev("eth0");
+  p->set_rdma_device("rxe0");
+  p->set_port(1);
+  p->set_number(0);
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(j, &json).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/apply-journal.json", json).ok());
+  absl::SleepFor(absl::Milliseconds(1200));
+  Start(file, /*loop=*/false);  // no pass runs: the journal is as start-up left it
+  roced::v1::ApplyJournal after;
+  auto text = util::ReadFile(dir_ + "/apply-journal.json");
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &after).ok());
+  std::set<std::string> fields;
+  for (const auto& v : after.prior()) fields.insert(v.field());
+  EXPECT_TRUE(fields.count("roce.default_tos")) << after.DebugString();
+  EXPECT_TRUE(fields.count("qos.pfc")) << after.DebugString();
+  EXPECT_TRUE(fields.count("mtu")) << after.DebugString();
 }
 
 TEST_F(AgentReconcileTest, AJournalOfAnApplyThatLandedIsDiscarded) {
