@@ -439,6 +439,15 @@ TEST(ProbeRuntime, UnknownPeerIsNotFoundAndBadParametersAreInvalid) {
   auto tc = Request("node2");
   tc.set_traffic_class(256);
   EXPECT_EQ(initiator.RunProbe(tc, &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // A counted bandwidth run: 1 to 1,000,000 messages.
+  for (uint32_t n : {0u, 1000001u}) {
+    auto counted = Request("node2", roced::v1::PROBE_KIND_BANDWIDTH);
+    counted.set_iterations(n);
+    s = initiator.RunProbe(counted, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << n;
+    EXPECT_THAT(s.error_message(), HasSubstr("iterations: " + std::to_string(n) +
+                                             " is out of range; allowed 1-1000000"));
+  }
   EXPECT_EQ(initiator.behaviour.created.load(), 0);
 }
 
