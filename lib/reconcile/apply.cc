@@ -88,6 +88,7 @@ roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& ta
     if (step.field == Field::kHugepages && absl::IsDataLoss(s)) {
       // The kernel reserved what it could; keep it and say how much.
       r->set_outcome(roced::v1::STEP_OUTCOME_PARTIAL);
+      r->set_code(static_cast<int32_t>(absl::StatusCode::kResourceExhausted));
       r->set_error(absl::StrCat("wanted ", Render(step.wanted, step.field), " pages, the kernel reserved ",
                                 Render(read, step.field)));
       // Pages were reserved: a later failure must give them back too.
@@ -97,6 +98,7 @@ roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& ta
     r->set_outcome(absl::IsDataLoss(s) ? roced::v1::STEP_OUTCOME_NOT_VERIFIED
                                        : roced::v1::STEP_OUTCOME_FAILED);
     r->set_error(std::string(s.message()));
+    r->set_code(static_cast<int32_t>(s.code()));
     LOG_WARNING << "apply: " << step.object << " " << FieldPath(step.field) << ": " << s.message()
                 << "; rolling back";
     touched.push_back(i);  // a failed write may have half-applied (app table, sysfs bits)

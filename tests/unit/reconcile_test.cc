@@ -260,7 +260,9 @@ TEST(Apply, PartialHugepagesAreReportedWithCountsAndDoNotRollBack) {
   EXPECT_TRUE(r.success());
   EXPECT_EQ(r.steps(0).outcome(), roced::v1::STEP_OUTCOME_PARTIAL);
   EXPECT_EQ(r.steps(0).error(), "wanted 64 pages, the kernel reserved 40");
+  EXPECT_EQ(r.steps(0).code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(r.steps(1).outcome(), roced::v1::STEP_OUTCOME_APPLIED);
+  EXPECT_EQ(r.steps(1).code(), 0);
 }
 
 // A partial reservation is still a change to the node: when a later step
@@ -274,6 +276,7 @@ TEST(Apply, PartialHugepagesAreRolledBackWhenALaterStepFails) {
   EXPECT_TRUE(r.rolled_back());
   EXPECT_EQ(r.steps(0).outcome(), roced::v1::STEP_OUTCOME_ROLLED_BACK);
   EXPECT_EQ(r.steps(3).outcome(), roced::v1::STEP_OUTCOME_FAILED);
+  EXPECT_EQ(r.steps(3).code(), static_cast<int>(absl::StatusCode::kInternal));
   EXPECT_EQ(f.io.hugepages[(HugepagePool{2048, -1})], std::optional<uint64_t>(0));
 }
 
