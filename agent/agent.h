@@ -1,43 +1,47 @@
-// The agent's core: the current node state (discovered devices, accepted
-// config, component health), the loops that keep it fresh, and the event
-// stream behind WatchState. The gRPC service and main() sit on top of it.
+// The agent's coordinator: it takes configs (file, gRPC, confirm
+// timeouts), keeps the node in line with the accepted one, and publishes
+// what it sees. The jobs are done by parts it owns:
+//  - PublishedState: the NodeState behind GetState and /metrics;
+//  - EventBus: the WatchState streams;
+//  - DeviceDiscovery: sysfs + verbs contexts, and DiffDevices for events;
+//  - StateDir + RestoreQueue: accepted.json, the apply journal, values to
+//    write back;
+//  - config_lifecycle: which config is taken up at start-up, and how an
+//    ApplyConfig or a confirm becomes an AcceptedConfig (pure functions);
+//  - reconcile::Enforcer: resolve, plan, apply, verify, with the back-off.
+// The gRPC services and main() sit on top of it.
 //
 // Threads: Start() runs the discovery loop ("roced-discover": every
 // discovery_interval and on netlink events), the reconcile loop
 // ("roced-reconcile": accepted configs, netlink events, confirm deadlines,
 // every reconcile.interval) and the netlink monitor thread. Every public
 // method is thread-safe. Locks: reconcile_mu_ (accepting configs, passes)
-// before mu_ (the published NodeState); the event bus and the loops' own
-// mutexes are leaves.
+// before PublishedState's; the event bus and the loops' own mutexes are
+// leaves.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
-#include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/status/status.h"
-
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/agent_metrics.h"
+#include "agent/discovery.h"
 #include "agent/event_bus.h"
+#include "agent/published_state.h"
+#include "agent/restore_queue.h"
 #include "agent/state_dir.h"
+#include "diagnose/checks.h"
 #include "hal/link_monitor.h"
 #include "hal/paths.h"
-#include "hal/sysfs_discovery.h"
-#include "hal/verbs_devices.h"
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/histogram.h"
-#include "prometheus/gauge.h"
 #include "prometheus/registry.h"
-#include "diagnose/checks.h"
 #include "reconcile/apply.h"
+#include "reconcile/enforce.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
 #include "util/triggered_loop.h"
@@ -64,9 +68,10 @@ struct AgentOptions {
   // Run the reconcile loop (start-up, config changes, netlink events, and
   // every reconcile.interval).
   bool reconcile = true;
-  // How long a partly satisfied hugepage request waits before it is tried
-  // again.
-  absl::Duration hugepage_retry = absl::Minutes(5);
+  // How long a step the node lacks the resources for (RESOURCE_EXHAUSTED:
+  // a hugepage pool the kernel filled only in part) waits before it is
+  // tried again; other failures are retried on the next pass.
+  absl::Duration resource_backoff = absl::Minutes(5);
 };
 
 class Agent {
@@ -134,10 +139,14 @@ class Agent {
  private:
   void Publish(roced::v1::StateEvent event) { bus_.Publish(std::move(event)); }
   void TriggerReconcile(const std::string& reason);
-  // The config file, read and validated (source FILE, path, digest); nullopt
-  // when it is optional and absent. A rejected file is recorded (metrics,
-  // last_error, health) and returned as the error.
-  absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile();
+  // The config file through ReadConfigFile, with the load recorded
+  // (metrics, last_error, health) when it is rejected.
+  absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFileRecorded();
+  // At start-up: the decision between the persisted config and the file
+  // (ResolveStartupConfig); queues an expired provisional config's priors.
+  absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ResolveStartupLocked(
+      const std::optional<roced::v1::AcceptedConfig>& persisted,
+      const std::optional<roced::v1::AcceptedConfig>& file) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   // The reconcile loop: how long until the next periodic pass (the
   // interval, or sooner when a provisional config's deadline comes first),
   // and one pass (a due confirm-timeout rollback, else a reconcile).
@@ -146,56 +155,41 @@ class Agent {
   // Records `accepted` as the desired state (generation assigned here),
   // persists it, publishes a ConfigEvent.
   absl::Status Accept(roced::v1::AcceptedConfig accepted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
-  // At start-up: a journal left by an apply that did not land becomes
-  // pending_restore_.
-  void LoadJournal(const std::optional<roced::v1::AcceptedConfig>& persisted)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
-  // Writes pending_restore_ back to the node; clears it (and the journal)
-  // once done. False when the restore failed (it stays pending).
-  bool RestorePendingLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
-  // Returns from an unconfirmed provisional config: accepts `previous`
-  // (source CONFIRM_TIMEOUT) and restores the provisional apply's priors.
+  // Writes the restore queue back (metrics and a reconcile event when it
+  // wrote anything). False when the restore failed (it stays queued).
+  bool RestoreLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Returns from an unconfirmed provisional config: accepts its previous
+  // config (source CONFIRM_TIMEOUT) and queues the priors for restore.
   absl::Status RollBackProvisionalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
-  // Writes `prior` merged with pending_restore_ to the journal and returns
-  // that merged set (the caller makes it pending_restore_).
-  std::vector<roced::v1::PriorValue> JournalRestoreLocked(
-      const std::string& reason, const std::vector<roced::v1::PriorValue>& prior)
+  // ApplyConfig once validated and under the lock: journal, apply, accept.
+  absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyLocked(const roced::v1::ApplyConfigRequest& request,
+                                                            absl::Duration confirm,
+                                                            roced::v1::ApplyConfigResponse response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   roced::v1::ApplyResult ReconcileLocked(const std::string& reason, bool config_change)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Events, metrics and log lines of one pass.
+  void ReportPass(const std::string& reason, bool config_change, const reconcile::PassResult& pass,
+                  absl::Time start) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   bool NetdevExists(const std::string& netdev) const;
   void RecordConfigError(const std::string& error);
 
   const AgentOptions options_;
   const StateDir state_dir_;
-  hal::SysfsDiscovery discovery_;
-  hal::VerbsDevices verbs_;
+  DeviceDiscovery discovery_;
   std::unique_ptr<hal::LinkMonitor> monitor_;
-
-  mutable std::mutex mu_;
-  roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
+  PublishedState published_;
   EventBus bus_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  const AgentMetrics metrics_;
 
   // Serialises config acceptance and reconcile passes.
   std::mutex reconcile_mu_;
   roced::v1::AcceptedConfig accepted_ ABSL_GUARDED_BY(reconcile_mu_);
   std::unique_ptr<reconcile::NodeIo> owned_io_;
-  reconcile::NodeIo* io_;
-  // Pools whose last request was only partly satisfied: wanted count and
-  // when to try again.
-  std::map<reconcile::HugepagePool, std::pair<uint64_t, absl::Time>> hugepage_backoff_
-      ABSL_GUARDED_BY(reconcile_mu_);
-  // Values to write back before the next reconcile: from a confirm-timeout
-  // rollback or a journal found at start-up.
-  std::vector<roced::v1::PriorValue> pending_restore_ ABSL_GUARDED_BY(reconcile_mu_);
-
-  std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Family<prometheus::Counter>* reconcile_runs_;
-  prometheus::Counter* drift_detected_;
-  prometheus::Histogram* reconcile_duration_;
-  prometheus::Family<prometheus::Counter>* discovery_runs_;
-  prometheus::Family<prometheus::Counter>* config_loads_;
-  prometheus::Histogram* discovery_duration_;
+  reconcile::NodeIo* const io_;
+  reconcile::Enforcer enforcer_ ABSL_GUARDED_BY(reconcile_mu_);
+  RestoreQueue restore_ ABSL_GUARDED_BY(reconcile_mu_);
 
   // Declared last: their threads call into everything above, so they are
   // stopped (by Stop, or their destructors) before it goes away.

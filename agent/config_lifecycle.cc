@@ -1,6 +1,12 @@
 #include "agent/config_lifecycle.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "model/config_yaml.h"
+#include "model/validate.h"
+#include "reconcile/journal.h"
+#include "util/fs.h"
+#include "util/log.h"
 #include "util/proto_time.h"
 
 namespace roced::agent {
@@ -15,7 +21,72 @@ std::string SourceName(const roced::v1::AcceptedConfig& a) {
   return roced::v1::ConfigSource_Name(a.source());
 }
 
+// FNV-1a of the file's text: tells an edited file from the one last read.
+std::string Digest(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return absl::StrCat(absl::Hex(h, absl::kZeroPad16));
+}
+
 }  // namespace
+
+absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile(const std::string& path,
+                                                                        bool optional) {
+  if (optional && !util::PathExists(path)) return std::nullopt;
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
+  std::vector<roced::v1::ValidationIssue> warnings;
+  absl::StatusOr<roced::v1::NodeConfig> config = model::LoadConfigFile(path, &warnings);
+  for (const auto& w : warnings) {
+    std::string line = model::FormatIssues(path, {w});
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    LOG_WARNING << line;
+  }
+  if (!config.ok()) return config.status();
+  roced::v1::AcceptedConfig file;
+  file.set_source(roced::v1::CONFIG_SOURCE_FILE);
+  file.set_path(path);
+  file.set_file_digest(Digest(*text));
+  *file.mutable_config() = *std::move(config);
+  model::ApplyDefaults(file.mutable_config());
+  return file;
+}
+
+roced::v1::AcceptedConfig AcceptFromApply(const roced::v1::AcceptedConfig& current,
+                                          const std::string& config_path,
+                                          const roced::v1::NodeConfig& config, absl::Duration confirm,
+                                          absl::Time now, const std::vector<roced::v1::PriorValue>& prior) {
+  roced::v1::AcceptedConfig next;
+  next.set_source(roced::v1::CONFIG_SOURCE_GRPC);
+  next.set_path(config_path);
+  next.set_file_digest(current.file_digest());
+  *next.mutable_config() = config;
+  if (confirm <= absl::ZeroDuration()) return next;
+  next.set_provisional(true);
+  *next.mutable_previous() = current.provisional() ? current.previous() : current.config();
+  *next.mutable_confirm_deadline() = util::ToProto(now + confirm);
+  std::vector<roced::v1::PriorValue> older;
+  if (current.provisional()) older.assign(current.prior().begin(), current.prior().end());
+  for (const auto& p : reconcile::MergePrior(older, prior)) *next.add_prior() = p;
+  return next;
+}
+
+roced::v1::AcceptedConfig Confirmed(const roced::v1::AcceptedConfig& provisional) {
+  roced::v1::AcceptedConfig confirmed = provisional;
+  confirmed.set_provisional(false);
+  confirmed.clear_previous();
+  confirmed.clear_prior();
+  confirmed.clear_confirm_deadline();
+  return confirmed;
+}
+
+bool SameAccepted(const roced::v1::AcceptedConfig& current, const roced::v1::AcceptedConfig& next) {
+  return current.config().api_version() == "roced/v1" && current.source() == next.source() &&
+         google::protobuf::util::MessageDifferencer::Equals(current.config(), next.config());
+}
 
 roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional) {
   roced::v1::AcceptedConfig back;

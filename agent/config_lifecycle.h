@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "roced/v1/config.pb.h"
 #include "roced/v1/state.pb.h"
 
 namespace roced::agent {
@@ -43,5 +45,28 @@ roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig&
 std::optional<StartupChoice> ResolveStartupConfig(
     const std::optional<roced::v1::AcceptedConfig>& persisted,
     const std::optional<roced::v1::AcceptedConfig>& file, absl::Time now);
+
+// The config file read and validated: source FILE, its path, the digest of
+// its text, the config with defaults applied. nullopt when `optional` and
+// the file does not exist. Warnings go to the log; a rejected file is the
+// error (with line, column and field path).
+absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile(const std::string& path,
+                                                                        bool optional);
+
+// What an ApplyConfig of `config` accepts over `current`: source GRPC,
+// the agent's config file path and the digest last read. With a confirm timeout it is
+// provisional: the config to return to (the one before any pending
+// provisional one), the deadline, and for each field the oldest value a
+// rollback restores (`current`'s priors, then `prior`).
+roced::v1::AcceptedConfig AcceptFromApply(const roced::v1::AcceptedConfig& current,
+                                          const std::string& config_path,
+                                          const roced::v1::NodeConfig& config, absl::Duration confirm,
+                                          absl::Time now, const std::vector<roced::v1::PriorValue>& prior);
+
+// `provisional` made permanent: no deadline, previous config or priors.
+roced::v1::AcceptedConfig Confirmed(const roced::v1::AcceptedConfig& provisional);
+
+// Whether taking up `next` would change nothing (same config and source).
+bool SameAccepted(const roced::v1::AcceptedConfig& current, const roced::v1::AcceptedConfig& next);
 
 }  // namespace roced::agent

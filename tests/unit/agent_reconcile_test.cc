@@ -53,9 +53,9 @@ class AgentReconcileTest : public ::testing::Test {
   // config_optional: a missing config file is no error; the agent resumes
   // what the state dir holds.
   void Start(const std::string& config_path = "", bool loop = false, bool config_optional = false,
-             absl::Duration hugepage_retry = AgentOptions().hugepage_retry) {
+             absl::Duration resource_backoff = AgentOptions().resource_backoff) {
     AgentOptions o;
-    o.hugepage_retry = hugepage_retry;
+    o.resource_backoff = resource_backoff;
     o.config_optional = config_optional;
     o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
     o.state_dir = dir_;
@@ -508,7 +508,7 @@ TEST_F(AgentReconcileTest, PeriodicPassCorrectsDriftNoEventAnnounced) {
 // passed (5 minutes by default; shortened here), and then reaches the count
 // when the memory has become available.
 TEST_F(AgentReconcileTest, PartialHugepagesAreRetriedAfterTheBackOff) {
-  EXPECT_EQ(AgentOptions().hugepage_retry, absl::Minutes(5));
+  EXPECT_EQ(AgentOptions().resource_backoff, absl::Minutes(5));
   agent_.reset();
   Start("", /*loop=*/false, false, absl::Milliseconds(300));
   const reconcile::HugepagePool pool{2048, -1};

@@ -1,0 +1,92 @@
+#include "agent/published_state.h"
+
+#include "google/protobuf/util/time_util.h"
+#include "roced/version.h"
+#include "util/fs.h"
+
+namespace roced::agent {
+
+using google::protobuf::util::TimeUtil;
+
+PublishedState::PublishedState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.set_hostname(util::Hostname());
+  state_.mutable_agent()->set_version(kVersion);
+  state_.mutable_agent()->set_git_commit(kGitCommit);
+  *state_.mutable_agent()->mutable_started_at() = TimeUtil::GetCurrentTime();
+}
+
+roced::v1::NodeState PublishedState::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+std::vector<roced::v1::RdmaDevice> PublishedState::Devices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {state_.devices().begin(), state_.devices().end()};
+}
+
+std::vector<roced::v1::RdmaDevice> PublishedState::SwapDevices(std::vector<roced::v1::RdmaDevice> devices) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<roced::v1::RdmaDevice> before(state_.devices().begin(), state_.devices().end());
+  state_.clear_devices();
+  for (auto& d : devices) *state_.add_devices() = std::move(d);
+  *state_.mutable_observed_at() = TimeUtil::GetCurrentTime();
+  return before;
+}
+
+void PublishedState::SetComponentHealth(const std::string& name, bool healthy, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  roced::v1::ComponentHealth* c = nullptr;
+  for (auto& existing : *state_.mutable_agent()->mutable_components()) {
+    if (existing.name() == name) c = &existing;
+  }
+  if (c == nullptr) {
+    c = state_.mutable_agent()->add_components();
+    c->set_name(name);
+  }
+  c->set_healthy(healthy);
+  c->set_message(message);
+  if (healthy) *c->mutable_last_success() = TimeUtil::GetCurrentTime();
+}
+
+void PublishedState::SetAccepted(const roced::v1::AcceptedConfig& accepted) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* cs = state_.mutable_config();
+  cs->set_generation(accepted.generation());
+  cs->set_source(accepted.source());
+  cs->set_path(accepted.path());
+  *cs->mutable_accepted_at() = accepted.accepted_at();
+  cs->set_mode(accepted.config().mode());
+  *cs->mutable_desired() = accepted.config();
+  cs->clear_last_error();
+  if (accepted.provisional()) {
+    *cs->mutable_confirm_deadline() = accepted.confirm_deadline();
+  } else {
+    cs->clear_confirm_deadline();
+  }
+}
+
+void PublishedState::SetConfigError(const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.mutable_config()->set_last_error(error);
+}
+
+void PublishedState::ClearConfigError() {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.mutable_config()->clear_last_error();
+}
+
+void PublishedState::ClearConfirmDeadline() {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.mutable_config()->clear_confirm_deadline();
+}
+
+void PublishedState::SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.mutable_config()->set_converged(converged);
+  state_.clear_fields();
+  for (const auto& f : fields) *state_.add_fields() = f;
+}
+
+}  // namespace roced::agent

@@ -1,0 +1,45 @@
+// The NodeState the agent publishes (GetState, WatchState snapshots, the
+// node metrics, diagnose): discovered devices, the accepted config's status,
+// component health and the field statuses of the last reconcile pass.
+//
+// Threads: every method is thread-safe; mu_ is a leaf lock (taken after
+// the agent's reconcile lock, never before it). Writers are the discovery
+// loop (devices), the reconcile loop and config appliers (config, fields),
+// and any component reporting its health.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "roced/v1/state.pb.h"
+
+namespace roced::agent {
+
+class PublishedState {
+ public:
+  // Hostname, version, commit and start time are set once here.
+  PublishedState();
+
+  roced::v1::NodeState Snapshot() const;
+  std::vector<roced::v1::RdmaDevice> Devices() const;
+  // Replaces the device list; returns the one it replaced.
+  std::vector<roced::v1::RdmaDevice> SwapDevices(std::vector<roced::v1::RdmaDevice> devices);
+
+  void SetComponentHealth(const std::string& name, bool healthy, const std::string& message);
+  // The accepted config's generation, source, desired state and deadline;
+  // clears last_error.
+  void SetAccepted(const roced::v1::AcceptedConfig& accepted);
+  void SetConfigError(const std::string& error);
+  void ClearConfigError();
+  void ClearConfirmDeadline();
+  // The outcome of a reconcile pass.
+  void SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields);
+
+ private:
+  mutable std::mutex mu_;
+  roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace roced::agent
