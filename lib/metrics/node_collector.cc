@@ -60,8 +60,10 @@ class Builder {
 
 std::vector<MetricFamily> NodeCollector::Collect() const { return Families(snapshot_()); }
 
-std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& state) {
-  Builder b;
+namespace {
+
+// The agent itself: build, start, health, config.
+void AddAgentFamilies(Builder& b, const roced::v1::NodeState& state) {
   b.Gauge("roced_build_info", "roced build: version and git commit; value is always 1.",
           {{"version", state.agent().version()}, {"git_commit", state.agent().git_commit()}}, 1);
   if (state.agent().has_started_at()) {
@@ -83,71 +85,85 @@ std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& st
   b.Gauge("roced_config_provisional",
           "1 while an applied config awaits ConfirmConfig (it rolls back at the deadline).", {},
           state.config().has_confirm_deadline() ? 1 : 0);
+}
 
+// One RDMA device: inventory, verbs context, PCIe link.
+void AddDeviceFamilies(Builder& b, const roced::v1::RdmaDevice& dev) {
+  const std::string& d = dev.name();
+  b.Gauge("roced_device_info", "RDMA device inventory; value is always 1.",
+          {{"device", d},
+           {"driver", dev.driver()},
+           {"fw_version", dev.fw_version()},
+           {"pci_address", dev.pci_address()},
+           {"board_id", dev.board_id()},
+           {"numa_node", absl::StrCat(dev.numa_node())},
+           {"parent_netdev", dev.parent_netdev()}},
+          1);
+  b.Gauge("roced_device_verbs_open",
+          "1 while the agent holds an open verbs context for the device.", {{"device", d}},
+          dev.verbs_open() ? 1 : 0);
+  if (!dev.pci_address().empty() && dev.pcie().max_width() > 0) {
+    std::vector<ClientMetric::Label> l = {{"device", d}, {"pci_address", dev.pci_address()}};
+    b.Gauge("roced_pcie_link_width_lanes", "PCIe link width the device trained at.", l,
+            dev.pcie().current_width());
+    b.Gauge("roced_pcie_link_max_width_lanes", "Widest PCIe link the device supports.", l,
+            dev.pcie().max_width());
+    b.Gauge("roced_pcie_link_speed_transfers_per_second",
+            "PCIe link speed the device trained at (per lane).", l,
+            dev.pcie().current_speed_gts() * 1e9);
+    b.Gauge("roced_pcie_link_max_speed_transfers_per_second",
+            "Fastest PCIe link speed the device supports (per lane).", l,
+            dev.pcie().max_speed_gts() * 1e9);
+    b.Gauge("roced_pcie_link_degraded",
+            "1 when the PCIe link trained narrower or slower than the device supports.", l,
+            dev.pcie().degraded() ? 1 : 0);
+  }
+}
+
+// One RDMA port of device `d`: inventory, state, rate, MTUs, GIDs.
+void AddPortFamilies(Builder& b, const std::string& d, const roced::v1::Port& port) {
+  std::vector<ClientMetric::Label> l = {
+      {"device", d}, {"port", absl::StrCat(port.number())}, {"netdev", port.netdev()}};
+  auto with = [&l](const char* k, const std::string& v) {
+    auto out = l;
+    out.push_back({k, v});
+    return out;
+  };
+  b.Gauge("roced_port_info", "RDMA port inventory; value is always 1.",
+          with("link_layer", port.link_layer()), 1);
+  for (auto s : {roced::v1::PORT_STATE_DOWN, roced::v1::PORT_STATE_INIT,
+                 roced::v1::PORT_STATE_ARMED, roced::v1::PORT_STATE_ACTIVE,
+                 roced::v1::PORT_STATE_ACTIVE_DEFER}) {
+    b.Gauge("roced_port_state",
+            "RDMA port logical state: 1 for the current state, 0 for the others.",
+            with("state", PortStateLabel(s)), port.state() == s ? 1 : 0);
+  }
+  b.Gauge("roced_port_rate_bytes_per_second", "RDMA port signalling rate.", l,
+          port.rate_gbps() * 1e9 / 8);
+  b.Gauge("roced_port_active_mtu_bytes", "RDMA port active (IB) MTU.", l, port.active_mtu());
+  if (!port.netdev().empty()) {
+    b.Gauge("roced_netdev_mtu_bytes", "MTU of the netdev carrying the port's RoCE traffic.", l,
+            port.netdev_mtu());
+    b.Gauge("roced_netdev_up", "1 when the port's netdev operstate is up.", l,
+            port.netdev_operstate() == "up" ? 1 : 0);
+  }
+  std::map<std::string, int> by_type = {{"ib", 0}, {"roce_v1", 0}, {"roce_v2", 0}};
+  for (const auto& gid : port.gids()) by_type[GidTypeLabel(gid.type())]++;
+  for (const auto& [type, count] : by_type) {
+    if (type == "ib" && port.link_layer() == "Ethernet") continue;
+    b.Gauge("roced_port_gids", "Populated GID table entries by type.", with("type", type),
+            count);
+  }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& state) {
+  Builder b;
+  AddAgentFamilies(b, state);
   for (const auto& dev : state.devices()) {
-    const std::string& d = dev.name();
-    b.Gauge("roced_device_info", "RDMA device inventory; value is always 1.",
-            {{"device", d},
-             {"driver", dev.driver()},
-             {"fw_version", dev.fw_version()},
-             {"pci_address", dev.pci_address()},
-             {"board_id", dev.board_id()},
-             {"numa_node", absl::StrCat(dev.numa_node())},
-             {"parent_netdev", dev.parent_netdev()}},
-            1);
-    b.Gauge("roced_device_verbs_open",
-            "1 while the agent holds an open verbs context for the device.", {{"device", d}},
-            dev.verbs_open() ? 1 : 0);
-    if (!dev.pci_address().empty() && dev.pcie().max_width() > 0) {
-      std::vector<ClientMetric::Label> l = {{"device", d}, {"pci_address", dev.pci_address()}};
-      b.Gauge("roced_pcie_link_width_lanes", "PCIe link width the device trained at.", l,
-              dev.pcie().current_width());
-      b.Gauge("roced_pcie_link_max_width_lanes", "Widest PCIe link the device supports.", l,
-              dev.pcie().max_width());
-      b.Gauge("roced_pcie_link_speed_transfers_per_second",
-              "PCIe link speed the device trained at (per lane).", l,
-              dev.pcie().current_speed_gts() * 1e9);
-      b.Gauge("roced_pcie_link_max_speed_transfers_per_second",
-              "Fastest PCIe link speed the device supports (per lane).", l,
-              dev.pcie().max_speed_gts() * 1e9);
-      b.Gauge("roced_pcie_link_degraded",
-              "1 when the PCIe link trained narrower or slower than the device supports.", l,
-              dev.pcie().degraded() ? 1 : 0);
-    }
-    for (const auto& port : dev.ports()) {
-      std::vector<ClientMetric::Label> l = {
-          {"device", d}, {"port", absl::StrCat(port.number())}, {"netdev", port.netdev()}};
-      auto with = [&l](const char* k, const std::string& v) {
-        auto out = l;
-        out.push_back({k, v});
-        return out;
-      };
-      b.Gauge("roced_port_info", "RDMA port inventory; value is always 1.",
-              with("link_layer", port.link_layer()), 1);
-      for (auto s : {roced::v1::PORT_STATE_DOWN, roced::v1::PORT_STATE_INIT,
-                     roced::v1::PORT_STATE_ARMED, roced::v1::PORT_STATE_ACTIVE,
-                     roced::v1::PORT_STATE_ACTIVE_DEFER}) {
-        b.Gauge("roced_port_state",
-                "RDMA port logical state: 1 for the current state, 0 for the others.",
-                with("state", PortStateLabel(s)), port.state() == s ? 1 : 0);
-      }
-      b.Gauge("roced_port_rate_bytes_per_second", "RDMA port signalling rate.", l,
-              port.rate_gbps() * 1e9 / 8);
-      b.Gauge("roced_port_active_mtu_bytes", "RDMA port active (IB) MTU.", l, port.active_mtu());
-      if (!port.netdev().empty()) {
-        b.Gauge("roced_netdev_mtu_bytes", "MTU of the netdev carrying the port's RoCE traffic.", l,
-                port.netdev_mtu());
-        b.Gauge("roced_netdev_up", "1 when the port's netdev operstate is up.", l,
-                port.netdev_operstate() == "up" ? 1 : 0);
-      }
-      std::map<std::string, int> by_type = {{"ib", 0}, {"roce_v1", 0}, {"roce_v2", 0}};
-      for (const auto& gid : port.gids()) by_type[GidTypeLabel(gid.type())]++;
-      for (const auto& [type, count] : by_type) {
-        if (type == "ib" && port.link_layer() == "Ethernet") continue;
-        b.Gauge("roced_port_gids", "Populated GID table entries by type.", with("type", type),
-                count);
-      }
-    }
+    AddDeviceFamilies(b, dev);
+    for (const auto& port : dev.ports()) AddPortFamilies(b, dev.name(), port);
   }
   return b.Take();
 }

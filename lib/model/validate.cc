@@ -113,6 +113,51 @@ bool IsHostPort(const std::string& s) {
   return absl::SimpleAtoi(s.substr(colon + 1), &port) && port >= 1 && port <= 65535;
 }
 
+void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& ets) {
+  if (ets.priority_to_tc_size() != 8) {
+    c.Error(ep + ".priority_to_tc",
+            absl::StrCat("needs exactly 8 entries (one per priority 0-7), found ",
+                         ets.priority_to_tc_size()));
+  }
+  if (ets.tc_bandwidth_size() != 8) {
+    c.Error(ep + ".tc_bandwidth",
+            absl::StrCat("needs exactly 8 entries (one per traffic class 0-7), found ",
+                         ets.tc_bandwidth_size()));
+  }
+  if (ets.tsa_size() != 8) {
+    c.Error(ep + ".tsa", absl::StrCat("needs exactly 8 entries (one per traffic class 0-7), found ",
+                                      ets.tsa_size()));
+  }
+  for (int i = 0; i < ets.priority_to_tc_size(); ++i) {
+    c.Range(absl::StrCat(ep, ".priority_to_tc[", i, "]"), ets.priority_to_tc(i), 0, 7,
+            "traffic class");
+  }
+  uint64_t sum = 0;
+  bool any_ets = false;
+  for (int i = 0; i < ets.tc_bandwidth_size(); ++i) {
+    std::string p = absl::StrCat(ep, ".tc_bandwidth[", i, "]");
+    c.Range(p, ets.tc_bandwidth(i), 0, 100, "bandwidth percent");
+    bool is_ets = i < ets.tsa_size() && ets.tsa(i) == roced::v1::TSA_ETS;
+    if (is_ets) {
+      sum += ets.tc_bandwidth(i);
+      any_ets = true;
+    } else if (ets.tc_bandwidth(i) != 0 && i < ets.tsa_size()) {
+      c.Error(p, absl::StrCat("traffic class ", i,
+                              " is not ets but has bandwidth ", ets.tc_bandwidth(i),
+                              "; only ets classes take a share (use 0)"));
+    }
+  }
+  if (ets.tsa_size() == 8 && ets.tc_bandwidth_size() == 8 && any_ets && sum != 100) {
+    c.Error(ep + ".tc_bandwidth",
+            absl::StrCat("bandwidths of ets traffic classes sum to ", sum, "; they must sum to 100"));
+  }
+  for (int i = 0; i < ets.tsa_size(); ++i) {
+    if (ets.tsa(i) == roced::v1::TSA_UNSPECIFIED) {
+      c.Error(absl::StrCat(ep, ".tsa[", i, "]"), "must be one of: strict, ets, vendor");
+    }
+  }
+}
+
 void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
   std::set<uint32_t> mapped_prios;
   for (const auto& [dscp, prio] : qos.dscp_to_priority()) {
@@ -140,52 +185,7 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
       }
     }
   }
-  if (qos.has_ets()) {
-    const auto& ets = qos.ets();
-    const std::string ep = path + ".ets";
-    if (ets.priority_to_tc_size() != 8) {
-      c.Error(ep + ".priority_to_tc",
-              absl::StrCat("needs exactly 8 entries (one per priority 0-7), found ",
-                           ets.priority_to_tc_size()));
-    }
-    if (ets.tc_bandwidth_size() != 8) {
-      c.Error(ep + ".tc_bandwidth",
-              absl::StrCat("needs exactly 8 entries (one per traffic class 0-7), found ",
-                           ets.tc_bandwidth_size()));
-    }
-    if (ets.tsa_size() != 8) {
-      c.Error(ep + ".tsa", absl::StrCat("needs exactly 8 entries (one per traffic class 0-7), found ",
-                                        ets.tsa_size()));
-    }
-    for (int i = 0; i < ets.priority_to_tc_size(); ++i) {
-      c.Range(absl::StrCat(ep, ".priority_to_tc[", i, "]"), ets.priority_to_tc(i), 0, 7,
-              "traffic class");
-    }
-    uint64_t sum = 0;
-    bool any_ets = false;
-    for (int i = 0; i < ets.tc_bandwidth_size(); ++i) {
-      std::string p = absl::StrCat(ep, ".tc_bandwidth[", i, "]");
-      c.Range(p, ets.tc_bandwidth(i), 0, 100, "bandwidth percent");
-      bool is_ets = i < ets.tsa_size() && ets.tsa(i) == roced::v1::TSA_ETS;
-      if (is_ets) {
-        sum += ets.tc_bandwidth(i);
-        any_ets = true;
-      } else if (ets.tc_bandwidth(i) != 0 && i < ets.tsa_size()) {
-        c.Error(p, absl::StrCat("traffic class ", i,
-                                " is not ets but has bandwidth ", ets.tc_bandwidth(i),
-                                "; only ets classes take a share (use 0)"));
-      }
-    }
-    if (ets.tsa_size() == 8 && ets.tc_bandwidth_size() == 8 && any_ets && sum != 100) {
-      c.Error(ep + ".tc_bandwidth",
-              absl::StrCat("bandwidths of ets traffic classes sum to ", sum, "; they must sum to 100"));
-    }
-    for (int i = 0; i < ets.tsa_size(); ++i) {
-      if (ets.tsa(i) == roced::v1::TSA_UNSPECIFIED) {
-        c.Error(absl::StrCat(ep, ".tsa[", i, "]"), "must be one of: strict, ets, vendor");
-      }
-    }
-  }
+  if (qos.has_ets()) ValidateEts(c, path + ".ets", qos.ets());
   if (qos.has_ecn()) {
     std::set<uint32_t> np = c.Priorities(path + ".ecn.np_priorities", qos.ecn().np_priorities());
     c.Priorities(path + ".ecn.rp_priorities", qos.ecn().rp_priorities());
@@ -199,6 +199,126 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
         }
       }
     }
+  }
+}
+
+// One interfaces[] entry; `match_keys` collects the interfaces named so far.
+void ValidateInterface(Checker& c, const std::string& path, const roced::v1::InterfaceConfig& iface,
+                       std::set<std::string>* match_keys) {
+  std::string key;
+  switch (iface.match().key_case()) {
+    case roced::v1::InterfaceMatch::kNetdev:
+      key = "netdev=" + iface.match().netdev();
+      if (iface.match().netdev().empty() || iface.match().netdev().size() > 15) {
+        c.Error(path + ".match.netdev", "must be an interface name of 1-15 characters");
+      }
+      break;
+    case roced::v1::InterfaceMatch::kRdmaDevice:
+      key = "rdma_device=" + iface.match().rdma_device();
+      if (iface.match().rdma_device().empty() || iface.match().rdma_device().size() > 63) {
+        c.Error(path + ".match.rdma_device", "must be an RDMA device name of 1-63 characters");
+      }
+      break;
+    case roced::v1::InterfaceMatch::kPci:
+      key = "pci=" + absl::AsciiStrToLower(iface.match().pci());
+      if (!IsPciAddress(iface.match().pci())) {
+        c.Error(path + ".match.pci",
+                absl::StrCat("'", iface.match().pci(),
+                             "' is not a PCI address; expected domain:bus:device.function "
+                             "such as 0000:3b:00.0"));
+      }
+      break;
+    case roced::v1::InterfaceMatch::KEY_NOT_SET:
+      c.Error(path + ".match", "is required: one of netdev, rdma_device or pci");
+      break;
+  }
+  if (!key.empty() && !match_keys->insert(key).second) {
+    c.Error(path + ".match", absl::StrCat("interface ", key, " is configured twice"));
+  }
+  if (iface.has_mtu()) c.Range(path + ".mtu", iface.mtu(), kMinMtu, kMaxMtu, "MTU");
+  if (iface.has_qos()) ValidateQos(c, path + ".qos", iface.qos());
+  if (iface.has_roce()) {
+    if (iface.roce().has_default_tos()) {
+      c.Range(path + ".roce.default_tos", iface.roce().default_tos(), 0, 255, "ToS");
+      const auto& qos = iface.qos();
+      uint32_t dscp = iface.roce().default_tos() >> 2;
+      if (iface.has_qos() && qos.trust() == roced::v1::TRUST_DSCP &&
+          qos.dscp_to_priority_size() > 0 && iface.roce().default_tos() <= 255 &&
+          !qos.dscp_to_priority().contains(dscp)) {
+        c.Warn(path + ".roce.default_tos",
+               absl::StrCat("ToS ", iface.roce().default_tos(), " carries DSCP ", dscp,
+                            ", which dscp_to_priority does not map: RoCE traffic lands on "
+                            "priority 0"));
+      }
+    }
+  }
+}
+
+void ValidateHugepages(Checker& c, const roced::v1::NodeConfig& config) {
+  std::set<std::pair<uint64_t, int32_t>> pools;
+  for (int i = 0; i < config.hugepages_size(); ++i) {
+    const auto& hp = config.hugepages(i);
+    const std::string path = absl::StrCat("hugepages[", i, "]");
+    uint64_t kb = HugepageSizeKb(hp.size());
+    if (kb == 0) {
+      c.Error(path + ".size", absl::StrCat("'", hp.size(), "' is not a hugepage size; allowed: 2Mi, 1Gi"));
+    }
+    c.Range(path + ".count", hp.count(), 0, 1u << 24, "count");
+    int32_t numa = hp.has_numa_node() ? hp.numa_node() : -1;
+    if (hp.has_numa_node() && (hp.numa_node() < 0 || hp.numa_node() > 1023)) {
+      c.Error(path + ".numa_node",
+              absl::StrCat("NUMA node ", hp.numa_node(), " is out of range; allowed 0-1023"));
+    }
+    if (kb != 0 && !pools.insert({kb, numa}).second) {
+      c.Error(path, absl::StrCat("hugepage pool ", hp.size(),
+                                 numa >= 0 ? absl::StrCat(" on NUMA node ", numa) : " (node-wide)",
+                                 " is configured twice"));
+    }
+  }
+}
+
+void ValidateProbes(Checker& c, const roced::v1::ProbeConfig& pr) {
+  std::set<std::string> names;
+  for (int i = 0; i < pr.peers_size(); ++i) {
+    const std::string path = absl::StrCat("probes.peers[", i, "]");
+    if (pr.peers(i).name().empty()) c.Error(path + ".name", "is required");
+    else if (!names.insert(pr.peers(i).name()).second) {
+      c.Error(path + ".name", absl::StrCat("peer '", pr.peers(i).name(), "' is listed twice"));
+    }
+    if (!IsHostPort(pr.peers(i).address())) {
+      c.Error(path + ".address",
+              absl::StrCat("'", pr.peers(i).address(),
+                           "' is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
+    }
+  }
+  if (pr.has_max_concurrent()) c.Range("probes.max_concurrent", pr.max_concurrent(), 1, pl::kMaxMaxConcurrent);
+  if (pr.has_traffic_class()) c.Range("probes.traffic_class", pr.traffic_class(), 0, pl::kMaxTrafficClass, "ToS");
+  if (pr.has_latency()) {
+    const auto& l = pr.latency();
+    if (l.has_interval()) c.DurationRange("probes.latency.interval", l.interval(), pl::kMinLatencyInterval, pl::kMaxInterval);
+    if (l.has_size()) c.Range("probes.latency.size", l.size(), 1, pl::kMaxLatencySize, "size");
+    if (l.has_iterations()) c.Range("probes.latency.iterations", l.iterations(), 1, pl::kMaxIterations, "iterations");
+  }
+  if (pr.has_bandwidth()) {
+    const auto& b = pr.bandwidth();
+    if (b.has_interval()) c.DurationRange("probes.bandwidth.interval", b.interval(), pl::kMinBandwidthInterval, pl::kMaxInterval);
+    if (b.has_duration()) c.DurationRange("probes.bandwidth.duration", b.duration(), pl::kMinDuration, pl::kMaxDuration);
+    if (b.has_size()) c.Range("probes.bandwidth.size", b.size(), 1, pl::kMaxSize, "size");
+    if (b.has_qps()) c.Range("probes.bandwidth.qps", b.qps(), 1, pl::kMaxQps, "QP count");
+    if (b.has_outstanding()) c.Range("probes.bandwidth.outstanding", b.outstanding(), 1, pl::kMaxOutstanding, "outstanding");
+  }
+}
+
+// reconcile.interval and the PFC watchdog's timings.
+void ValidateTimers(Checker& c, const roced::v1::NodeConfig& config) {
+  if (config.has_reconcile() && config.reconcile().has_interval()) {
+    c.DurationRange("reconcile.interval", config.reconcile().interval(), absl::Seconds(1), absl::Hours(1));
+  }
+  if (config.has_pfc_watchdog()) {
+    const auto& w = config.pfc_watchdog();
+    if (w.has_poll_interval()) c.DurationRange("pfc_watchdog.poll_interval", w.poll_interval(), absl::Milliseconds(10), absl::Seconds(10));
+    if (w.has_detection_time()) c.DurationRange("pfc_watchdog.detection_time", w.detection_time(), absl::Milliseconds(10), absl::Minutes(1));
+    if (w.has_restoration_time()) c.DurationRange("pfc_watchdog.restoration_time", w.restoration_time(), absl::Milliseconds(10), absl::Minutes(1));
   }
 }
 
@@ -233,119 +353,11 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
 
   std::set<std::string> match_keys;
   for (int i = 0; i < config.interfaces_size(); ++i) {
-    const auto& iface = config.interfaces(i);
-    const std::string path = absl::StrCat("interfaces[", i, "]");
-    std::string key;
-    switch (iface.match().key_case()) {
-      case roced::v1::InterfaceMatch::kNetdev:
-        key = "netdev=" + iface.match().netdev();
-        if (iface.match().netdev().empty() || iface.match().netdev().size() > 15) {
-          c.Error(path + ".match.netdev", "must be an interface name of 1-15 characters");
-        }
-        break;
-      case roced::v1::InterfaceMatch::kRdmaDevice:
-        key = "rdma_device=" + iface.match().rdma_device();
-        if (iface.match().rdma_device().empty() || iface.match().rdma_device().size() > 63) {
-          c.Error(path + ".match.rdma_device", "must be an RDMA device name of 1-63 characters");
-        }
-        break;
-      case roced::v1::InterfaceMatch::kPci:
-        key = "pci=" + absl::AsciiStrToLower(iface.match().pci());
-        if (!IsPciAddress(iface.match().pci())) {
-          c.Error(path + ".match.pci",
-                  absl::StrCat("'", iface.match().pci(),
-                               "' is not a PCI address; expected domain:bus:device.function "
-                               "such as 0000:3b:00.0"));
-        }
-        break;
-      case roced::v1::InterfaceMatch::KEY_NOT_SET:
-        c.Error(path + ".match", "is required: one of netdev, rdma_device or pci");
-        break;
-    }
-    if (!key.empty() && !match_keys.insert(key).second) {
-      c.Error(path + ".match", absl::StrCat("interface ", key, " is configured twice"));
-    }
-    if (iface.has_mtu()) c.Range(path + ".mtu", iface.mtu(), kMinMtu, kMaxMtu, "MTU");
-    if (iface.has_qos()) ValidateQos(c, path + ".qos", iface.qos());
-    if (iface.has_roce()) {
-      if (iface.roce().has_default_tos()) {
-        c.Range(path + ".roce.default_tos", iface.roce().default_tos(), 0, 255, "ToS");
-        const auto& qos = iface.qos();
-        uint32_t dscp = iface.roce().default_tos() >> 2;
-        if (iface.has_qos() && qos.trust() == roced::v1::TRUST_DSCP &&
-            qos.dscp_to_priority_size() > 0 && iface.roce().default_tos() <= 255 &&
-            !qos.dscp_to_priority().contains(dscp)) {
-          c.Warn(path + ".roce.default_tos",
-                 absl::StrCat("ToS ", iface.roce().default_tos(), " carries DSCP ", dscp,
-                              ", which dscp_to_priority does not map: RoCE traffic lands on "
-                              "priority 0"));
-        }
-      }
-    }
+    ValidateInterface(c, absl::StrCat("interfaces[", i, "]"), config.interfaces(i), &match_keys);
   }
-
-  std::set<std::pair<uint64_t, int32_t>> pools;
-  for (int i = 0; i < config.hugepages_size(); ++i) {
-    const auto& hp = config.hugepages(i);
-    const std::string path = absl::StrCat("hugepages[", i, "]");
-    uint64_t kb = HugepageSizeKb(hp.size());
-    if (kb == 0) {
-      c.Error(path + ".size", absl::StrCat("'", hp.size(), "' is not a hugepage size; allowed: 2Mi, 1Gi"));
-    }
-    c.Range(path + ".count", hp.count(), 0, 1u << 24, "count");
-    int32_t numa = hp.has_numa_node() ? hp.numa_node() : -1;
-    if (hp.has_numa_node() && (hp.numa_node() < 0 || hp.numa_node() > 1023)) {
-      c.Error(path + ".numa_node",
-              absl::StrCat("NUMA node ", hp.numa_node(), " is out of range; allowed 0-1023"));
-    }
-    if (kb != 0 && !pools.insert({kb, numa}).second) {
-      c.Error(path, absl::StrCat("hugepage pool ", hp.size(),
-                                 numa >= 0 ? absl::StrCat(" on NUMA node ", numa) : " (node-wide)",
-                                 " is configured twice"));
-    }
-  }
-
-  if (config.has_probes()) {
-    const auto& pr = config.probes();
-    std::set<std::string> names;
-    for (int i = 0; i < pr.peers_size(); ++i) {
-      const std::string path = absl::StrCat("probes.peers[", i, "]");
-      if (pr.peers(i).name().empty()) c.Error(path + ".name", "is required");
-      else if (!names.insert(pr.peers(i).name()).second) {
-        c.Error(path + ".name", absl::StrCat("peer '", pr.peers(i).name(), "' is listed twice"));
-      }
-      if (!IsHostPort(pr.peers(i).address())) {
-        c.Error(path + ".address",
-                absl::StrCat("'", pr.peers(i).address(),
-                             "' is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
-      }
-    }
-    if (pr.has_max_concurrent()) c.Range("probes.max_concurrent", pr.max_concurrent(), 1, pl::kMaxMaxConcurrent);
-    if (pr.has_traffic_class()) c.Range("probes.traffic_class", pr.traffic_class(), 0, pl::kMaxTrafficClass, "ToS");
-    if (pr.has_latency()) {
-      const auto& l = pr.latency();
-      if (l.has_interval()) c.DurationRange("probes.latency.interval", l.interval(), pl::kMinLatencyInterval, pl::kMaxInterval);
-      if (l.has_size()) c.Range("probes.latency.size", l.size(), 1, pl::kMaxLatencySize, "size");
-      if (l.has_iterations()) c.Range("probes.latency.iterations", l.iterations(), 1, pl::kMaxIterations, "iterations");
-    }
-    if (pr.has_bandwidth()) {
-      const auto& b = pr.bandwidth();
-      if (b.has_interval()) c.DurationRange("probes.bandwidth.interval", b.interval(), pl::kMinBandwidthInterval, pl::kMaxInterval);
-      if (b.has_duration()) c.DurationRange("probes.bandwidth.duration", b.duration(), pl::kMinDuration, pl::kMaxDuration);
-      if (b.has_size()) c.Range("probes.bandwidth.size", b.size(), 1, pl::kMaxSize, "size");
-      if (b.has_qps()) c.Range("probes.bandwidth.qps", b.qps(), 1, pl::kMaxQps, "QP count");
-      if (b.has_outstanding()) c.Range("probes.bandwidth.outstanding", b.outstanding(), 1, pl::kMaxOutstanding, "outstanding");
-    }
-  }
-  if (config.has_reconcile() && config.reconcile().has_interval()) {
-    c.DurationRange("reconcile.interval", config.reconcile().interval(), absl::Seconds(1), absl::Hours(1));
-  }
-  if (config.has_pfc_watchdog()) {
-    const auto& w = config.pfc_watchdog();
-    if (w.has_poll_interval()) c.DurationRange("pfc_watchdog.poll_interval", w.poll_interval(), absl::Milliseconds(10), absl::Seconds(10));
-    if (w.has_detection_time()) c.DurationRange("pfc_watchdog.detection_time", w.detection_time(), absl::Milliseconds(10), absl::Minutes(1));
-    if (w.has_restoration_time()) c.DurationRange("pfc_watchdog.restoration_time", w.restoration_time(), absl::Milliseconds(10), absl::Minutes(1));
-  }
+  ValidateHugepages(c, config);
+  if (config.has_probes()) ValidateProbes(c, config.probes());
+  ValidateTimers(c, config);
 }
 
 namespace {
