@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/match.h"
@@ -11,10 +12,8 @@
 #include "agent/config_lifecycle.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
-#include "hal/link_mtu.h"
 #include "model/validate.h"
 #include "reconcile/journal.h"
-#include "reconcile/linux_node_io.h"
 #include "reconcile/plan.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -28,10 +27,12 @@ using util::FromProto;
 
 namespace {
 
-reconcile::NodeIo* ChooseIo(const AgentOptions& options, std::unique_ptr<reconcile::NodeIo>* owned) {
-  if (options.node_io != nullptr) return options.node_io;
-  *owned = std::make_unique<reconcile::LinuxNodeIo>(options.paths);
-  return owned->get();
+reconcile::NodeIo* RequiredIo(const AgentOptions& options) {
+  if (options.backends.node_io == nullptr) {
+    LOG_ERROR << "Agent: AgentOptions.backends.node_io is required (build NodeBackends)";
+    std::abort();
+  }
+  return options.backends.node_io;
 }
 
 roced::v1::StateEvent DriftEventFor(const reconcile::Step& s, bool corrected) {
@@ -66,10 +67,10 @@ std::string JoinIssues(const std::vector<roced::v1::ValidationIssue>& issues) {
 Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
       state_dir_(options_.state_dir),
-      discovery_(options_.paths, options_.use_verbs && options_.paths.IsLiveSysfs()),
+      discovery_(options_.paths, options_.backends.verbs),
       registry_(std::make_shared<prometheus::Registry>()),
       metrics_(AgentMetrics::Register(*registry_)),
-      io_(ChooseIo(options_, &owned_io_)),
+      io_(RequiredIo(options_)),
       enforcer_(io_, [this](const std::string& nd) { return NetdevExists(nd); },
                 {.backoff = options_.resource_backoff, .apply = {}}),
       restore_(&state_dir_),
@@ -275,7 +276,7 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
 }
 
 bool Agent::NetdevExists(const std::string& netdev) const {
-  if (options_.paths.IsLiveSysfs()) return hal::LinkMtu().Exists(netdev);
+  if (options_.backends.netdev_exists) return options_.backends.netdev_exists(netdev);
   return util::PathExists(absl::StrCat(options_.paths.sysfs, "/class/net/", netdev));
 }
 
@@ -333,8 +334,7 @@ void Agent::ReportPass(const std::string& reason, bool config_change, const reco
 diagnose::Inputs Agent::DiagnoseInputs() {
   diagnose::Inputs in;
   in.state = State();
-  // Netdev names of a fixture tree mean nothing to the running kernel.
-  if (options_.node_io != nullptr || options_.paths.IsLiveSysfs()) {
+  if (options_.backends.qos_view) {
     std::lock_guard<std::mutex> rlock(reconcile_mu_);
     for (const auto& dev : in.state.devices()) {
       for (const auto& port : dev.ports()) {

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent_metrics.h"
+#include "agent/backends.h"
 #include "agent/discovery.h"
 #include "agent/event_bus.h"
 #include "agent/published_state.h"
@@ -58,13 +59,11 @@ struct AgentOptions {
   std::string state_dir;
   // Periodic device re-discovery, the backstop behind netlink events.
   absl::Duration discovery_interval = absl::Seconds(10);
-  // Open devices through libibverbs (only meaningful on the live sysfs).
-  bool use_verbs = true;
   // Join rtnetlink groups for immediate refresh.
   bool use_netlink = true;
-  // The node the reconciler reads and writes; null means the live kernel
-  // (LinuxNodeIo over `paths`). Tests pass FakeNodeIoForTest. Not owned.
-  reconcile::NodeIo* node_io = nullptr;
+  // The node's parts, from NodeBackends (main) or a test's fakes;
+  // backends.node_io is required.
+  AgentBackends backends;
   // Run the reconcile loop (start-up, config changes, netlink events, and
   // every reconcile.interval).
   bool reconcile = true;
@@ -186,7 +185,6 @@ class Agent {
   // Serialises config acceptance and reconcile passes.
   std::mutex reconcile_mu_;
   roced::v1::AcceptedConfig accepted_ ABSL_GUARDED_BY(reconcile_mu_);
-  std::unique_ptr<reconcile::NodeIo> owned_io_;
   reconcile::NodeIo* const io_;
   reconcile::Enforcer enforcer_ ABSL_GUARDED_BY(reconcile_mu_);
   RestoreQueue restore_ ABSL_GUARDED_BY(reconcile_mu_);

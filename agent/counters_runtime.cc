@@ -41,12 +41,8 @@ std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& 
 
 CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options) : agent_(agent) {
   RaiseOpenFileLimit();
-  files_ = std::make_unique<hal::CounterFiles>(agent->options().paths, hal::CounterFiles::Options());
+  files_ = std::make_unique<hal::CounterFiles>(options.paths, hal::CounterFiles::Options());
   netdev_stats_ = options.netdev_stats;
-  if (netdev_stats_ == nullptr && agent->options().paths.IsLiveSysfs()) {
-    owned_ethtool_ = std::make_unique<hal::EthtoolStats>();
-    netdev_stats_ = owned_ethtool_.get();
-  }
   if (netdev_stats_ != nullptr) {
     pause_source_ = std::make_unique<metrics::EthtoolPauseCounterSource>(netdev_stats_);
   }
@@ -55,8 +51,8 @@ CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options) :
   watchdog_ = std::make_shared<metrics::PfcWatchdog>(
       pause_source_.get(), metrics::PfcWatchdogOptions(),
       [this](const metrics::PfcStormTransition& change) { OnStormChange(change); });
-  if (agent->options().paths.IsLiveSysfs()) {
-    dcb_collector_ = std::make_shared<metrics::DcbCollector>(&dcb_, [this] {
+  if (options.dcb != nullptr) {
+    dcb_collector_ = std::make_shared<metrics::DcbCollector>(options.dcb, [this] {
       std::vector<std::string> netdevs;
       for (const auto& p : Ports()) netdevs.push_back(p.netdev);
       return netdevs;

@@ -37,9 +37,14 @@
 namespace roced::agent {
 
 struct CountersRuntimeOptions {
-  // Stands in for ethtool (tests): netdev statistics are then read, and the
-  // watchdog runs, whatever the sysfs root. Not owned.
+  // Where the counter files are (the agent's roots).
+  hal::Paths paths;
+  // Netdev statistics (ethtool on the live kernel, a fake in tests): with
+  // them, netdev counters are read and the PFC watchdog runs. Null: neither.
+  // Not owned.
   hal::NetdevStatsReader* netdev_stats = nullptr;
+  // DCB PFC counters for /metrics (the live kernel). Null: none. Not owned.
+  const hal::DcbNetlink* dcb = nullptr;
 };
 
 class CountersRuntime {
@@ -76,14 +81,12 @@ class CountersRuntime {
 
   Agent* const agent_;
   std::unique_ptr<hal::CounterFiles> files_;
-  std::unique_ptr<hal::EthtoolStats> owned_ethtool_;
   // The options' reader, else ethtool on the live /sys, else null.
   hal::NetdevStatsReader* netdev_stats_ = nullptr;
   std::unique_ptr<metrics::EthtoolPauseCounterSource> pause_source_;
   std::shared_ptr<metrics::CounterCollector> collector_;
   std::shared_ptr<metrics::PfcWatchdog> watchdog_;
   // DCB PFC state and request/indication counts, on the live /sys only.
-  hal::DcbNetlink dcb_;
   std::shared_ptr<metrics::DcbCollector> dcb_collector_;
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,

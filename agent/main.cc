@@ -11,6 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent.h"
+#include "agent/backends.h"
+#include "agent/counters_runtime.h"
+#include "agent/probe_runtime.h"
 #include "agent/flags.h"
 #include "agent/server.h"
 #include "model/validate.h"
@@ -91,12 +94,20 @@ sigset_t PrepareProcess() {
   return signals;
 }
 
-roced::agent::AgentOptions AgentOptionsFrom(const roced::agent::Flags& flags) {
+roced::hal::Paths PathsFrom(const roced::agent::Flags& flags) {
+  roced::hal::Paths paths;
+  paths.sysfs = flags.sysfs_root;
+  paths.procfs = flags.procfs_root;
+  paths.configfs = flags.configfs_root;
+  paths.debugfs = flags.debugfs_root;
+  return paths;
+}
+
+roced::agent::AgentOptions AgentOptionsFrom(const roced::agent::Flags& flags,
+                                            const roced::agent::NodeBackends& node) {
   roced::agent::AgentOptions options;
-  options.paths.sysfs = flags.sysfs_root;
-  options.paths.procfs = flags.procfs_root;
-  options.paths.configfs = flags.configfs_root;
-  options.paths.debugfs = flags.debugfs_root;
+  options.backends = node.agent();
+  options.paths = PathsFrom(flags);
   options.config_path = flags.config;
   options.config_optional = flags.config == roced::agent::Flags().config;
   options.state_dir = flags.state_dir;
@@ -149,21 +160,36 @@ int Run(int argc, char** argv) {
     }
   }
 
-  roced::agent::Agent agent(AgentOptionsFrom(flags));
+  // The composition root: the node's backends are chosen here, once, and
+  // every part gets its share.
+  const roced::agent::NodeBackends node(PathsFrom(flags), /*use_verbs=*/true);
+  roced::agent::Agent agent(AgentOptionsFrom(flags, node));
   if (absl::Status s = agent.LoadConfig(/*startup=*/true); !s.ok()) {
     std::cerr << "roced: config rejected:\n" << s.message() << "\n";
     return kExitError;
   }
   agent.Start();
+  roced::agent::CountersRuntime counters(
+      &agent, {.paths = PathsFrom(flags), .netdev_stats = node.netdev_stats(), .dcb = node.dcb()});
+  counters.Start();
+  roced::agent::ProbeRuntimeOptions probe_options;
+  probe_options.factory = node.endpoints();
+  roced::agent::ProbeRuntime probes(&agent, probe_options);
+  probes.Start();
 
   roced::agent::ServerOptions server_options;
   server_options.grpc_listen = flags.grpc_listen;
   server_options.socket_path = flags.socket;
   server_options.metrics_listen = flags.metrics_listen;
-  roced::agent::Server server(&agent, server_options);
+  roced::agent::Server server({&agent, &counters, &probes}, server_options);
+  auto stop = [&] {
+    probes.Stop();
+    counters.Stop();
+    agent.Stop();
+  };
   if (absl::Status s = server.Start(); !s.ok()) {
     std::cerr << "roced: " << s.message() << "\n";
-    agent.Stop();
+    stop();
     return kExitError;
   }
   LOG_INFO << "roced " << roced::kVersion << " ready: gRPC " << flags.grpc_listen
@@ -174,7 +200,7 @@ int Run(int argc, char** argv) {
   ServeSignals(signals, &agent, flags.config);
   sd_notify(0, "STOPPING=1");
   server.Shutdown(absl::Seconds(5));
-  agent.Stop();
+  stop();
   LOG_INFO << "stopped";
   return 0;
 }

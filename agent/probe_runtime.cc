@@ -90,10 +90,6 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
     : agent_(agent), options_(std::move(options)), history_(options_.history_per_peer) {
   if (options_.name.empty()) options_.name = util::Hostname("roced");
   factory_ = options_.factory;
-  if (factory_ == nullptr && agent_->options().use_verbs && agent_->options().paths.IsLiveSysfs()) {
-    owned_factory_ = std::make_unique<probe::VerbsEndpointFactory>();
-    factory_ = owned_factory_.get();
-  }
   auto& registry = *agent_->registry();
   latency_ = &prometheus::BuildHistogram()
                   .Name("roced_probe_latency_seconds")

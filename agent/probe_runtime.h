@@ -54,10 +54,9 @@
 namespace roced::agent {
 
 struct ProbeRuntimeOptions {
-  // Endpoints come from here (tests pass a fake). Null: libibverbs when the
-  // agent runs on the live /sys with verbs enabled, else none (every probe
-  // fails with device_unavailable and OpenEndpoint with
-  // FAILED_PRECONDITION). Not owned.
+  // Endpoints come from here: NodeBackends::endpoints() (libibverbs on the
+  // live kernel), or a test's fake. Null: none (every probe fails with
+  // device_unavailable and OpenEndpoint with FAILED_PRECONDITION). Not owned.
   probe::EndpointFactory* factory = nullptr;
   // Bound on the OpenEndpoint call to the peer (connect included): a peer
   // agent that is down fails the probe with peer_unavailable within it.
@@ -156,7 +155,6 @@ class ProbeRuntime {
 
   Agent* const agent_;
   ProbeRuntimeOptions options_;
-  std::unique_ptr<probe::EndpointFactory> owned_factory_;
   probe::EndpointFactory* factory_ = nullptr;
   probe::ProbeHistory history_;
   probe::ProbeLimiter limiter_;

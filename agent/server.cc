@@ -22,8 +22,16 @@ std::string CivetListenAddress(const std::string& listen) {
   return listen;
 }
 
-Server::Server(Agent* agent, ServerOptions options)
-    : agent_(agent), options_(std::move(options)), agent_service_(agent) {}
+Server::Server(ServedParts parts, ServerOptions options)
+    : agent_(parts.agent),
+      counters_(parts.counters),
+      probes_(parts.probes),
+      options_(std::move(options)),
+      agent_service_(parts.agent) {
+  agent_service_.set_counters(counters_);
+  agent_service_.set_probes(probes_);
+  peer_service_.set_runtime(probes_);
+}
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
@@ -48,13 +56,6 @@ absl::Status Server::Start() {
     ::unlink(options_.socket_path.c_str());
     builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
   }
-  counters_ = std::make_unique<CountersRuntime>(agent_);
-  counters_->Start();
-  agent_service_.set_counters(counters_.get());
-  probes_ = std::make_unique<ProbeRuntime>(agent_, options_.probes);
-  probes_->Start();
-  agent_service_.set_probes(probes_.get());
-  peer_service_.set_runtime(probes_.get());
   builder.RegisterService(&agent_service_);
   builder.RegisterService(&peer_service_);
   grpc_ = builder.BuildAndStart();
@@ -93,7 +94,9 @@ absl::Status Server::Start() {
     }
     collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
     exposer_->RegisterCollectable(collector_);
-    for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
+    if (counters_ != nullptr) {
+      for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
+    }
     exposer_->RegisterCollectable(agent_->registry());
     auto ports = exposer_->GetListeningPorts();
     metrics_port_ = ports.empty() ? 0 : ports.front();
@@ -114,7 +117,6 @@ void Server::Shutdown(absl::Duration grace) {
     if (!options_.socket_path.empty()) ::unlink(options_.socket_path.c_str());
   }
   exposer_.reset();
-  if (counters_) counters_->Stop();
 }
 
 }  // namespace roced::agent

@@ -1,6 +1,7 @@
-// Wires the Agent to the outside: the gRPC server (TCP and unix socket, with
-// grpc.health.v1 and server reflection) and the Prometheus endpoint. Used by
-// main() and by tests that need a real server on loopback.
+// Serves the agent's parts: the gRPC server (TCP and unix socket, with
+// grpc.health.v1 and server reflection) and the Prometheus endpoint. It
+// builds nothing it serves: main() (or a test) makes the Agent and the
+// runtimes and hands them over; they must outlive the Server.
 #pragma once
 
 #include <memory>
@@ -24,35 +25,41 @@ struct ServerOptions {
   std::string socket_path = "/run/roced/roced.sock";
   // host:port for /metrics; port 0 picks a free port. Empty: no endpoint.
   std::string metrics_listen = "[::]:9471";
-  // RDMA probes (tests pass a fake endpoint factory here).
-  ProbeRuntimeOptions probes;
+};
+
+// What the Server serves. Not owned.
+struct ServedParts {
+  Agent* agent = nullptr;
+  CountersRuntime* counters = nullptr;
+  ProbeRuntime* probes = nullptr;
 };
 
 class Server {
  public:
-  Server(Agent* agent, ServerOptions options);
+  Server(ServedParts parts, ServerOptions options);
   ~Server();
 
   // Binds everything. On failure (address in use, bad address, unwritable
   // socket dir) nothing is left listening and the error names the address.
   absl::Status Start();
-  // Ends watch streams, stops gRPC (waiting up to `grace` for calls in
-  // flight) and the metrics endpoint.
+  // Ends watch streams and running probes (so RunProbe calls in flight do
+  // not hold up the shutdown), stops gRPC (waiting up to `grace` for calls
+  // in flight) and the metrics endpoint.
   void Shutdown(absl::Duration grace = absl::Seconds(5));
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
 
  private:
-  Agent* agent_;
+  Agent* const agent_;
+  CountersRuntime* const counters_;
+  ProbeRuntime* const probes_;
   ServerOptions options_;
   AgentService agent_service_;
   ProbePeerService peer_service_;
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::shared_ptr<metrics::NodeCollector> collector_;
-  std::unique_ptr<CountersRuntime> counters_;
-  std::unique_ptr<ProbeRuntime> probes_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 };

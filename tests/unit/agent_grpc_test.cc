@@ -17,6 +17,7 @@
 #include "google/protobuf/unknown_field_set.h"
 #include "agent/agent.h"
 #include "agent/server.h"
+#include "composed_agent.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
 
@@ -37,23 +38,20 @@ class AgentServerTest : public ::testing::Test {
     opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
     opts.config_path = config_path_;
     opts.state_dir = dir_;
-    opts.use_verbs = false;
     opts.use_netlink = false;
-    agent_ = std::make_unique<Agent>(opts);
-    ASSERT_TRUE(agent_->LoadConfig().ok());
-    agent_->Start();
     ServerOptions sopts;
     sopts.grpc_listen = "127.0.0.1:0";
     sopts.socket_path = dir_ + "/roced.sock";
     sopts.metrics_listen = "127.0.0.1:0";
-    server_ = std::make_unique<Server>(agent_.get(), sopts);
-    ASSERT_TRUE(server_->Start().ok());
+    node_ = std::make_unique<ComposedAgent>(opts, sopts);
+    agent_ = node_->agent();
+    server_ = node_->server();
+    ASSERT_TRUE(node_->Start().ok());
     ASSERT_GT(server_->grpc_port(), 0);
     ASSERT_GT(server_->metrics_port(), 0);
   }
   void TearDown() override {
-    server_->Shutdown(absl::Seconds(1));
-    agent_->Stop();
+    node_->Stop();
     std::filesystem::remove_all(dir_);
   }
   void WriteConfig(const std::string& text) {
@@ -72,8 +70,9 @@ class AgentServerTest : public ::testing::Test {
 
   std::string dir_;
   std::string config_path_;
-  std::unique_ptr<Agent> agent_;
-  std::unique_ptr<Server> server_;
+  std::unique_ptr<ComposedAgent> node_;
+  Agent* agent_ = nullptr;
+  Server* server_ = nullptr;
 };
 
 std::vector<std::string> DeviceNames(const roced::v1::NodeState& s) {
@@ -301,18 +300,19 @@ TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
   std::string dir = roced::test_util::MakeTempDir("roced-test");
   AgentOptions opts;
   opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-  opts.use_verbs = false;
   opts.use_netlink = false;
+  NodeBackends backends(opts.paths, /*use_verbs=*/false);
+  opts.backends = backends.agent();
   Agent agent(opts);
   ServerOptions s1;
   s1.grpc_listen = "127.0.0.1:0";
   s1.socket_path = "";
   s1.metrics_listen = "";
-  Server first(&agent, s1);
+  Server first({&agent, nullptr, nullptr}, s1);
   ASSERT_TRUE(first.Start().ok());
   ServerOptions s2 = s1;
   s2.grpc_listen = absl::StrCat("127.0.0.1:", first.grpc_port());
-  Server second(&agent, s2);
+  Server second({&agent, nullptr, nullptr}, s2);
   absl::Status st = second.Start();
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(std::string(st.message()), HasSubstr(s2.grpc_listen));

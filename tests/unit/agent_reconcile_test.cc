@@ -60,9 +60,9 @@ class AgentReconcileTest : public ::testing::Test {
     o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
     o.state_dir = dir_;
     o.config_path = config_path;
-    o.use_verbs = false;
     o.use_netlink = false;
-    o.node_io = &io_;
+    o.backends.node_io = &io_;
+    o.backends.qos_view = true;
     o.reconcile = loop;
     agent_ = std::make_unique<Agent>(o);
     if (!config_path.empty()) {

@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent.h"
+#include "agent/backends.h"
 #include "agent/server.h"
 #include "roced/v1/agent.grpc.pb.h"
 
@@ -36,8 +37,8 @@ using ::testing::Not;
 // counter values under it.
 class AgentOnFixtureCopy {
  public:
-  explicit AgentOnFixtureCopy(const std::string& config) {
-    dir_ = roced::test_util::MakeTempDir("roced-crt");
+  explicit AgentOnFixtureCopy(const std::string& config)
+      : dir_(roced::test_util::MakeTempDir("roced-crt")), backends_(Paths(dir_), /*use_verbs=*/false) {
     fs::copy(std::string(ROCED_FIXTURES) + "/sysfs", dir_ + "/sysfs",
              fs::copy_options::recursive | fs::copy_options::copy_symlinks);
     std::ofstream(dir_ + "/roced.yaml") << config;
@@ -45,8 +46,8 @@ class AgentOnFixtureCopy {
     opts.paths.sysfs = dir_ + "/sysfs";
     opts.config_path = dir_ + "/roced.yaml";
     opts.state_dir = dir_;
-    opts.use_verbs = false;
     opts.use_netlink = false;
+    opts.backends = backends_.agent();
     agent_ = std::make_unique<Agent>(opts);
     EXPECT_TRUE(agent_->LoadConfig().ok());
     agent_->Start();
@@ -58,6 +59,11 @@ class AgentOnFixtureCopy {
   }
   Agent* agent() { return agent_.get(); }
   const std::string& dir() const { return dir_; }
+  static hal::Paths Paths(const std::string& dir) {
+    hal::Paths p;
+    p.sysfs = dir + "/sysfs";
+    return p;
+  }
   void SetCounter(const std::string& dev, const std::string& file, const std::string& value) {
     std::ofstream(absl::StrCat(dir_, "/sysfs/class/infiniband/", dev, "/ports/1/hw_counters/",
                                file),
@@ -67,6 +73,7 @@ class AgentOnFixtureCopy {
 
  private:
   std::string dir_;
+  NodeBackends backends_;
   std::unique_ptr<Agent> agent_;
 };
 
@@ -80,7 +87,10 @@ class CountersServerTest : public ::testing::Test {
     sopts.grpc_listen = "127.0.0.1:0";
     sopts.socket_path = node_->dir() + "/roced.sock";
     sopts.metrics_listen = "127.0.0.1:0";
-    server_ = std::make_unique<Server>(node_->agent(), sopts);
+    counters_ = std::make_unique<CountersRuntime>(node_->agent(),
+                                                  CountersRuntimeOptions{.paths = node_->Paths(node_->dir())});
+    counters_->Start();
+    server_ = std::make_unique<Server>(ServedParts{node_->agent(), counters_.get(), nullptr}, sopts);
     ASSERT_TRUE(server_->Start().ok());
     stub_ = roced::v1::Agent::NewStub(grpc::CreateChannel(
         absl::StrCat("127.0.0.1:", server_->grpc_port()), grpc::InsecureChannelCredentials()));
@@ -88,6 +98,8 @@ class CountersServerTest : public ::testing::Test {
   void TearDown() override {
     server_->Shutdown(absl::Seconds(1));
     server_.reset();
+    counters_->Stop();
+    counters_.reset();
     node_.reset();
   }
   grpc::Status Get(const roced::v1::GetCountersRequest& req, roced::v1::GetCountersResponse* resp) {
@@ -108,6 +120,7 @@ class CountersServerTest : public ::testing::Test {
   }
 
   std::unique_ptr<AgentOnFixtureCopy> node_;
+  std::unique_ptr<CountersRuntime> counters_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<roced::v1::Agent::Stub> stub_;
 };
@@ -220,7 +233,7 @@ TEST(CountersRuntimeTest, StormIsPublishedOnWatchStateExportedAndCleared) {
                           "restoration_time: 30ms}\n");
   FakeNetdevStatsReaderForTest reader("ens1f0");
   auto sub = node.agent()->Subscribe();
-  CountersRuntime runtime(node.agent(), {.netdev_stats = &reader});
+  CountersRuntime runtime(node.agent(), {.paths = node.Paths(node.dir()), .netdev_stats = &reader});
   runtime.Start();
 
   roced::v1::PfcStormEvent storm;

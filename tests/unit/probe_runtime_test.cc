@@ -23,6 +23,7 @@
 #include "agent/agent.h"
 #include "agent/probe_runtime.h"
 #include "agent/server.h"
+#include "composed_agent.h"
 #include "probe/reason.h"
 #include "prometheus/text_serializer.h"
 #include "roced/v1/agent.grpc.pb.h"
@@ -157,25 +158,22 @@ class Node {
     opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
     opts.config_path = dir_ + "/roced.yaml";
     opts.state_dir = dir_;
-    opts.use_verbs = false;
     opts.use_netlink = false;
     opts.reconcile = false;
-    agent_ = std::make_unique<Agent>(opts);
-    EXPECT_TRUE(agent_->LoadConfig().ok());
-    agent_->Start();
     ServerOptions sopts;
     sopts.grpc_listen = "127.0.0.1:0";
     sopts.socket_path = "";
     sopts.metrics_listen = "";
-    sopts.probes = extra;
-    if (fake) sopts.probes.factory = &factory_;
-    sopts.probes.schedule = schedule;
-    server_ = std::make_unique<Server>(agent_.get(), sopts);
-    EXPECT_TRUE(server_->Start().ok());
+    ProbeRuntimeOptions probes = extra;
+    if (fake) probes.factory = &factory_;
+    probes.schedule = schedule;
+    node_ = std::make_unique<ComposedAgent>(opts, sopts, probes);
+    agent_ = node_->agent();
+    server_ = node_->server();
+    EXPECT_TRUE(node_->Start().ok());
   }
   ~Node() {
-    server_->Shutdown(absl::Seconds(1));
-    agent_->Stop();
+    node_->Stop();
     std::filesystem::remove_all(dir_);
   }
 
@@ -198,13 +196,14 @@ class Node {
   }
 
   FakeBehaviour behaviour;
-  Agent* agent() { return agent_.get(); }
+  Agent* agent() { return agent_; }
 
  private:
   FakeFactory factory_{&behaviour};
   std::string dir_;
-  std::unique_ptr<Agent> agent_;
-  std::unique_ptr<Server> server_;
+  std::unique_ptr<ComposedAgent> node_;
+  Agent* agent_ = nullptr;
+  Server* server_ = nullptr;
 };
 
 std::string PeersConfig(const std::string& name, const std::string& address,
