@@ -8,7 +8,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "agent/config_lifecycle.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
@@ -35,31 +34,11 @@ reconcile::NodeIo* RequiredIo(const AgentOptions& options) {
   return options.backends.node_io;
 }
 
-roced::v1::StateEvent DriftEventFor(const reconcile::Step& s, bool corrected) {
-  roced::v1::StateEvent ev;
-  auto* f = ev.mutable_drift()->mutable_field();
-  f->set_object(s.object);
-  f->set_field(reconcile::FieldPath(s.field));
-  f->set_desired(reconcile::Render(s.wanted, s.field));
-  f->set_observed(reconcile::Render(s.current, s.field));
-  f->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
-  ev.mutable_drift()->set_corrected(corrected);
-  return ev;
-}
-
 roced::v1::StateEvent ReconcileEvent(uint64_t generation, const roced::v1::ApplyResult& result) {
   roced::v1::StateEvent ev;
   ev.mutable_reconcile()->set_generation(generation);
   *ev.mutable_reconcile()->mutable_result() = result;
   return ev;
-}
-
-std::string JoinIssues(const std::vector<roced::v1::ValidationIssue>& issues) {
-  std::vector<std::string> parts;
-  for (const auto& i : issues) {
-    if (i.severity() == roced::v1::SEVERITY_ERROR) parts.push_back(absl::StrCat(i.path(), ": ", i.message()));
-  }
-  return absl::StrJoin(parts, "; ");
 }
 
 }  // namespace
@@ -186,7 +165,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v
   std::vector<roced::v1::ValidationIssue> issues;
   model::ValidateConfig(request.config(), nullptr, &issues);
   if (model::HasErrors(issues)) {
-    return absl::InvalidArgumentError(absl::StrCat("config rejected: ", JoinIssues(issues)));
+    return absl::InvalidArgumentError(absl::StrCat("config rejected: ", model::ErrorSummary(issues)));
   }
   absl::Duration confirm = FromProto(request.confirm_timeout());
   if (confirm < absl::ZeroDuration() || confirm > absl::Hours(24)) {
@@ -322,7 +301,7 @@ void Agent::ReportPass(const std::string& reason, bool config_change, const reco
     for (size_t i = 0; i < pass.steps.size(); ++i) {
       const bool corrected = !observe && static_cast<int>(i) < pass.apply.steps_size() &&
                              pass.apply.steps(static_cast<int>(i)).outcome() == roced::v1::STEP_OUTCOME_APPLIED;
-      Publish(DriftEventFor(pass.steps[i], corrected));
+      Publish(reconcile::DriftEvent(pass.steps[i], corrected));
     }
   }
   if (observe) return;

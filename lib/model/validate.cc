@@ -331,6 +331,14 @@ bool HasErrors(const std::vector<ValidationIssue>& issues) {
   return false;
 }
 
+std::string ErrorSummary(const std::vector<ValidationIssue>& issues) {
+  std::vector<std::string> parts;
+  for (const auto& i : issues) {
+    if (i.severity() == roced::v1::SEVERITY_ERROR) parts.push_back(absl::StrCat(i.path(), ": ", i.message()));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 uint64_t HugepageSizeKb(const std::string& size) {
   if (size == "2Mi" || size == "2048kB" || size == "2M") return 2048;
   if (size == "1Gi" || size == "1048576kB" || size == "1G") return 1048576;

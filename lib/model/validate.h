@@ -24,6 +24,10 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
 // True when any issue is an error.
 bool HasErrors(const std::vector<roced::v1::ValidationIssue>& issues);
 
+// The errors on one line, "path: message; path: message" (what an RPC's
+// INVALID_ARGUMENT says).
+std::string ErrorSummary(const std::vector<roced::v1::ValidationIssue>& issues);
+
 // Parses a hugepage size ("2Mi", "1Gi", "2048kB", "1048576kB") to kB; 0 when
 // not one of the sizes x86-64 supports.
 uint64_t HugepageSizeKb(const std::string& size);

@@ -43,6 +43,18 @@ const char* OutcomeName(PassResult::Outcome outcome) {
   return "unknown";
 }
 
+roced::v1::StateEvent DriftEvent(const Step& s, bool corrected) {
+  roced::v1::StateEvent ev;
+  auto* f = ev.mutable_drift()->mutable_field();
+  f->set_object(s.object);
+  f->set_field(FieldPath(s.field));
+  f->set_desired(Render(s.wanted, s.field));
+  f->set_observed(Render(s.current, s.field));
+  f->set_sync(roced::v1::FIELD_SYNC_DRIFTED);
+  ev.mutable_drift()->set_corrected(corrected);
+  return ev;
+}
+
 Enforcer::Enforcer(NodeIo* io, NetdevExists netdev_exists, Options options)
     : io_(io), netdev_exists_(std::move(netdev_exists)), options_(options), backoff_(options.backoff) {}
 

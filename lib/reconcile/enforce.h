@@ -85,6 +85,9 @@ struct PassResult {
 // roced_reconcile_runs_total.
 const char* OutcomeName(PassResult::Outcome outcome);
 
+// The DriftEvent for a step a pass found (corrected: it was written back).
+roced::v1::StateEvent DriftEvent(const Step& step, bool corrected);
+
 // A config resolved against the node, and the plan that would move it.
 struct Prepared {
   std::vector<Target> targets;
