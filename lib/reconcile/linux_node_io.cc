@@ -27,20 +27,20 @@ InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
   } else if (!absl::IsUnimplemented(dcb.status())) {
     LOG_DEBUG << "DCB read of " << t.netdev << ": " << dcb.status();
   }
-  if (auto np = files_.GetEcn(t.netdev, hal::EcnRole::kNotificationPoint); np.ok()) o.ecn_np = *np;
-  if (auto rp = files_.GetEcn(t.netdev, hal::EcnRole::kReactionPoint); rp.ok()) o.ecn_rp = *rp;
+  if (auto np = ecn_.Get(t.netdev, hal::EcnRole::kNotificationPoint); np.ok()) o.ecn_np = *np;
+  if (auto rp = ecn_.Get(t.netdev, hal::EcnRole::kReactionPoint); rp.ok()) o.ecn_rp = *rp;
   if (!t.rdma_device.empty()) {
-    if (auto mode = files_.GetRoceMode(t.rdma_device, t.port); mode.ok()) {
+    if (auto mode = rdma_cm_.GetRoceMode(t.rdma_device, t.port); mode.ok()) {
       if (*mode == "RoCE v2") o.roce_mode = roced::v1::ROCE_MODE_V2;
       else if (*mode == "IB/RoCE v1") o.roce_mode = roced::v1::ROCE_MODE_V1;
     }
-    if (auto tos = files_.GetRoceTos(t.rdma_device, t.port); tos.ok()) o.roce_tos = *tos;
+    if (auto tos = rdma_cm_.GetRoceTos(t.rdma_device, t.port); tos.ok()) o.roce_tos = *tos;
   }
   return o;
 }
 
 std::optional<uint64_t> LinuxNodeIo::ObserveHugepages(const HugepagePool& pool) {
-  auto n = files_.GetHugepages(pool.size_kb, pool.numa_node);
+  auto n = hugepages_.Get(pool.size_kb, pool.numa_node);
   if (!n.ok()) return std::nullopt;
   return *n;
 }
@@ -50,7 +50,7 @@ absl::Status LinuxNodeIo::Write(const Target* t, const Step& step, const Value& 
   auto num = [&](const Value& v) { return std::get<uint64_t>(v); };
   switch (step.field) {
     case Field::kHugepages:
-      return files_.SetHugepages(step.pool.size_kb, step.pool.numa_node, num(to));
+      return hugepages_.Set(step.pool.size_kb, step.pool.numa_node, num(to));
     case Field::kMtu:
       return link_.Set(t->netdev, static_cast<uint32_t>(num(to)));
     case Field::kDscp: {
@@ -94,16 +94,16 @@ absl::Status LinuxNodeIo::Write(const Target* t, const Step& step, const Value& 
       return dcb_.SetPfc(t->netdev, p);
     }
     case Field::kEcnNp:
-      return files_.SetEcn(t->netdev, hal::EcnRole::kNotificationPoint,
+      return ecn_.Set(t->netdev, hal::EcnRole::kNotificationPoint,
                            static_cast<uint8_t>(num(from)), static_cast<uint8_t>(num(to)));
     case Field::kEcnRp:
-      return files_.SetEcn(t->netdev, hal::EcnRole::kReactionPoint,
+      return ecn_.Set(t->netdev, hal::EcnRole::kReactionPoint,
                            static_cast<uint8_t>(num(from)), static_cast<uint8_t>(num(to)));
     case Field::kRoceMode:
-      return files_.SetRoceMode(t->rdma_device, t->port,
+      return rdma_cm_.SetRoceMode(t->rdma_device, t->port,
                                 num(to) == roced::v1::ROCE_MODE_V2 ? "RoCE v2" : "IB/RoCE v1");
     case Field::kRoceTos:
-      return files_.SetRoceTos(t->rdma_device, t->port, static_cast<uint32_t>(num(to)));
+      return rdma_cm_.SetRoceTos(t->rdma_device, t->port, static_cast<uint32_t>(num(to)));
   }
   return absl::InternalError("unknown field");
 }

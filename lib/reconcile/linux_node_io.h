@@ -4,15 +4,17 @@
 #pragma once
 
 #include "hal/dcb_netlink.h"
+#include "hal/ecn_files.h"
+#include "hal/hugepage_pools.h"
 #include "hal/link_mtu.h"
-#include "hal/node_files.h"
+#include "hal/rdma_cm.h"
 #include "reconcile/apply.h"
 
 namespace roced::reconcile {
 
 class LinuxNodeIo : public NodeIo {
  public:
-  explicit LinuxNodeIo(hal::Paths paths) : files_(std::move(paths)) {}
+  explicit LinuxNodeIo(hal::Paths paths) : ecn_(paths), rdma_cm_(paths), hugepages_(std::move(paths)) {}
 
   InterfaceObserved ObserveInterface(const Target& target) override;
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& pool) override;
@@ -22,7 +24,9 @@ class LinuxNodeIo : public NodeIo {
  private:
   hal::LinkMtu link_;
   hal::DcbNetlink dcb_;
-  hal::NodeFiles files_;
+  hal::EcnFiles ecn_;
+  hal::RdmaCm rdma_cm_;
+  hal::HugepagePools hugepages_;
 };
 
 }  // namespace roced::reconcile
