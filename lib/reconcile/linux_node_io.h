@@ -1,6 +1,10 @@
 // NodeIo on the running kernel: rtnetlink for MTU, DCB netlink for the DSCP
 // app table, ETS and PFC, sysfs for ECN enables and hugepages, configfs
-// rdma_cm for the default RoCE mode and ToS.
+// rdma_cm for the default RoCE mode and ToS. Each setter is one kernel
+// surface; nothing here switches over fields.
+//
+// Owns its HAL objects (the netlink sockets of LinkMtu and DcbNetlink
+// among them). Used from one thread at a time, as NodeIo says.
 #pragma once
 
 #include "hal/dcb_netlink.h"
@@ -18,8 +22,15 @@ class LinuxNodeIo : public NodeIo {
 
   InterfaceObserved ObserveInterface(const Target& target) override;
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& pool) override;
-  absl::Status Write(const Target* target, const Step& step, const Value& from,
-                     const Value& to) override;
+
+  absl::Status SetHugepages(const HugepagePool& pool, uint64_t count) override;
+  absl::Status SetMtu(const Target& target, uint32_t mtu) override;
+  absl::Status SetDscp(const Target& target, const DscpMap& from, const DscpMap& to) override;
+  absl::Status SetEts(const Target& target, const Ets& ets) override;
+  absl::Status SetPfc(const Target& target, const Pfc& pfc) override;
+  absl::Status SetEcn(const Target& target, hal::EcnRole role, uint8_t from, uint8_t to) override;
+  absl::Status SetRoceMode(const Target& target, roced::v1::RoceMode mode) override;
+  absl::Status SetRoceTos(const Target& target, uint32_t tos) override;
 
  private:
   hal::LinkMtu link_;

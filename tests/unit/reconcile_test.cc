@@ -286,9 +286,9 @@ TEST(Apply, RollbackFailureIsReported) {
   // After the forward pass fails, make the MTU rollback fail too.
   struct FailMtuOnRollback : FakeNodeIoForTest {
     int mtu_writes = 0;
-    absl::Status Write(const Target* t, const Step& s, const Value& from, const Value& to) override {
-      if (s.field == Field::kMtu && ++mtu_writes == 2) return absl::InternalError("link busy");
-      return FakeNodeIoForTest::Write(t, s, from, to);
+    absl::Status SetMtu(const Target& t, uint32_t mtu) override {
+      if (++mtu_writes == 2) return absl::InternalError("link busy");
+      return FakeNodeIoForTest::SetMtu(t, mtu);
     }
   } io;
   io.interfaces = f.io.interfaces;
