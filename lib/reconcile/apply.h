@@ -19,7 +19,8 @@ namespace roced::reconcile {
 // setter per kernel control. The Linux implementation is LinuxNodeIo; tests
 // of the apply logic use FakeNodeIoForTest. Calls come from one thread at a
 // time (the reconcile loop, or the agent's apply under its reconcile lock);
-// implementations need no locking of their own for that.
+// implementations need no locking of their own for that. Which setter a
+// field goes through is decided in one place, the field table (fields.h).
 class NodeIo {
  public:
   virtual ~NodeIo() = default;

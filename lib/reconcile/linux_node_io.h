@@ -1,7 +1,8 @@
 // NodeIo on the running kernel: rtnetlink for MTU, DCB netlink for the DSCP
 // app table, ETS and PFC, sysfs for ECN enables and hugepages, configfs
 // rdma_cm for the default RoCE mode and ToS. Each setter is one kernel
-// surface; nothing here switches over fields.
+// surface; which field uses which is the field table's business
+// (fields.h), so nothing here switches over fields.
 //
 // Owns its HAL objects (the netlink sockets of LinkMtu and DcbNetlink
 // among them). Used from one thread at a time, as NodeIo says.
