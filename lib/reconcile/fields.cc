@@ -403,7 +403,7 @@ FieldSpec RoceTosField() {
 
 std::span<const FieldSpec> Fields() {
   // The table. Its order is the apply order: the order of Field.
-  static const std::array<FieldSpec, kFieldCount> table = {
+  static const std::array table = {
       HugepagesField(),  // 1. hugepages
       MtuField(),        // 2. MTU
       DscpField(),       // 3. DSCP map (trust)
@@ -414,6 +414,8 @@ std::span<const FieldSpec> Fields() {
       RoceModeField(),   // 6. rdma_cm defaults
       RoceTosField(),
   };
+  static_assert(std::tuple_size_v<std::remove_const_t<decltype(table)>> == kFieldCount,
+                "one entry per Field");
   return table;
 }
 

@@ -5,15 +5,16 @@
 // go through its entry; none of them switches over Field.
 //
 // Adding a managed field: a Field enumerator in state.h (at its place in the
-// apply order), its member in InterfaceObserved and how LinuxNodeIo reads
-// it, a typed setter on NodeIo if no existing one fits, and its entry here.
+// apply order; kFieldCount follows the last one), its member in
+// InterfaceObserved and how LinuxNodeIo reads it, a typed setter on NodeIo
+// (and its HAL call) if no existing one carries it, and its entry in
+// fields.cc. plan.cc, apply.cc and journal.cc need no change.
 //
 // The table is built once, on first use, and is immutable afterwards: any
 // thread may read it. Its entries are in apply order (the order of Field, so
 // Fields()[i].field == Field(i); a unit test holds that).
 #pragma once
 
-#include <cstddef>
 #include <functional>
 #include <optional>
 #include <span>
@@ -28,8 +29,6 @@
 namespace roced::reconcile {
 
 class NodeIo;
-
-inline constexpr size_t kFieldCount = 9;
 
 // The alternative of Value a field's values hold (never monostate, which
 // means "unknown"), and the PriorValue.value case it is journalled as.

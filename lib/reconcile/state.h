@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -83,6 +84,8 @@ struct Observed {
 // planned, observed, journalled, rendered and written) is its entry in the
 // field table, reconcile/fields.h, which lists the fields in this order.
 enum class Field { kHugepages = 0, kMtu, kDscp, kEts, kPfc, kEcnNp, kEcnRp, kRoceMode, kRoceTos };
+// How many there are (update with the last enumerator).
+inline constexpr size_t kFieldCount = static_cast<size_t>(Field::kRoceTos) + 1;
 
 // "qos.pfc" etc.: the config path of a field, as shown in plans (the field
 // table's path).
