@@ -1,12 +1,7 @@
 #include "agent/agent.h"
 
-#include <sys/resource.h>
-
 #include <cstdlib>
-#include <filesystem>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/config_lifecycle.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -311,33 +306,10 @@ void Agent::ReportPass(const std::string& reason, bool config_change, const reco
 }
 
 diagnose::Inputs Agent::DiagnoseInputs() {
-  diagnose::Inputs in;
-  in.state = State();
-  if (options_.backends.qos_view) {
-    std::lock_guard<std::mutex> rlock(reconcile_mu_);
-    for (const auto& dev : in.state.devices()) {
-      for (const auto& port : dev.ports()) {
-        if (port.link_layer() != "Ethernet" || port.netdev().empty() || in.netdevs.count(port.netdev())) continue;
-        in.netdevs[port.netdev()] = io_->ObserveInterface({0, port.netdev(), dev.name(), port.number()});
-      }
-    }
-  }
-  const std::string hp_root = options_.paths.sysfs + "/kernel/mm/hugepages";
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(hp_root, ec)) {
-    const std::string name = entry.path().filename().string();  // hugepages-2048kB
-    uint64_t kb = 0;
-    if (!absl::StartsWith(name, "hugepages-") || !absl::EndsWith(name, "kB") ||
-        !absl::SimpleAtoi(name.substr(10, name.size() - 12), &kb)) {
-      continue;
-    }
-    auto n = util::ReadFileTrimmed(entry.path().string() + "/nr_hugepages");
-    uint64_t pages = 0;
-    if (n.ok() && absl::SimpleAtoi(*n, &pages)) in.hugepages[kb] = pages;
-  }
-  rlimit lim{};
-  if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) in.memlock_bytes = lim.rlim_cur;
-  return in;
+  roced::v1::NodeState state = State();
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
+  return diagnose::Gather(std::move(state), options_.backends.qos_view ? io_ : nullptr,
+                          hal::HugepagePools(options_.paths));
 }
 
 void Agent::TriggerReconcile(const std::string& reason) { reconcile_loop_.Trigger(reason); }

@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hal/hugepage_pools.h"
+#include "reconcile/apply.h"
 #include "reconcile/state.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
@@ -45,6 +47,12 @@ struct Inputs {
   // The agent's RLIMIT_MEMLOCK (soft) in bytes; nullopt = unlimited.
   std::optional<uint64_t> memlock_bytes;
 };
+
+// Gathers the inputs besides the state: each RoCE netdev's QoS through
+// `node` (null: not observed, e.g. on a fixture tree whose netdev names mean
+// nothing to the running kernel), the node-wide hugepage pools and this
+// process's RLIMIT_MEMLOCK. The caller serialises calls into `node`.
+Inputs Gather(roced::v1::NodeState state, reconcile::NodeIo* node, const hal::HugepagePools& hugepages);
 
 struct CheckInfo {
   const char* name;

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "reconcile/fields.h"
 #include "reconcile/plan.h"
 #include "util/log.h"
 #include "util/proto_time.h"
@@ -19,28 +20,15 @@ Observed ObserveAll(NodeIo* io, const roced::v1::NodeConfig& config,
 
 Value ObservedValue(const Step& step, const InterfaceObserved* i,
                     const std::optional<uint64_t>& hugepages) {
-  auto u = [](const auto& opt) -> Value {
-    if (!opt) return std::monostate{};
-    return static_cast<uint64_t>(*opt);
-  };
-  switch (step.field) {
-    case Field::kHugepages: return u(hugepages);
-    case Field::kMtu: return u(i->mtu);
-    case Field::kDscp: return i->dscp ? Value(*i->dscp) : Value(std::monostate{});
-    case Field::kEts: return i->ets ? Value(*i->ets) : Value(std::monostate{});
-    case Field::kPfc: return i->pfc ? Value(*i->pfc) : Value(std::monostate{});
-    case Field::kEcnNp: return u(i->ecn_np);
-    case Field::kEcnRp: return u(i->ecn_rp);
-    case Field::kRoceMode: return u(i->roce_mode);
-    case Field::kRoceTos: return u(i->roce_tos);
-  }
-  return std::monostate{};
+  return Spec(step.field).observe(i, hugepages);
 }
 
 namespace {
 
 Value ReadBack(NodeIo* io, const Step& step, const std::vector<Target>& targets) {
-  if (step.field == Field::kHugepages) return ObservedValue(step, nullptr, io->ObserveHugepages(step.pool));
+  if (Spec(step.field).scope == Scope::kHugepagePool) {
+    return ObservedValue(step, nullptr, io->ObserveHugepages(step.pool));
+  }
   InterfaceObserved obs = io->ObserveInterface(targets[step.target]);
   return ObservedValue(step, &obs, std::nullopt);
 }
@@ -49,8 +37,9 @@ Value ReadBack(NodeIo* io, const Step& step, const std::vector<Target>& targets)
 absl::Status WriteAndVerify(NodeIo* io, const Step& step, const std::vector<Target>& targets,
                             const Value& from, const Value& to, const ApplyOptions& opts,
                             Value* last_read) {
-  const Target* target = step.field == Field::kHugepages ? nullptr : &targets[step.target];
-  if (absl::Status s = io->Write(target, step, from, to); !s.ok()) return s;
+  const FieldSpec& spec = Spec(step.field);
+  const Target* target = spec.scope == Scope::kHugepagePool ? nullptr : &targets[step.target];
+  if (absl::Status s = spec.write(*io, target, step.pool, from, to); !s.ok()) return s;
   for (int attempt = 0; attempt < opts.verify_attempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(absl::ToChronoNanoseconds(opts.verify_interval));
     *last_read = ReadBack(io, step, targets);
@@ -85,7 +74,7 @@ roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& ta
       touched.push_back(i);
       continue;
     }
-    if (step.field == Field::kHugepages && absl::IsDataLoss(s)) {
+    if (Spec(step.field).partial && absl::IsDataLoss(s)) {
       // The kernel reserved what it could; keep it and say how much.
       r->set_outcome(roced::v1::STEP_OUTCOME_PARTIAL);
       r->set_code(static_cast<int32_t>(absl::StatusCode::kResourceExhausted));

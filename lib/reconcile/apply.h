@@ -9,23 +9,42 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "hal/ecn_files.h"
 #include "reconcile/state.h"
 #include "roced/v1/agent.pb.h"
 
 namespace roced::reconcile {
 
-// The reconciler's only door to the node. The Linux implementation is
-// LinuxNodeIo; tests of the apply logic use FakeNodeIoForTest. Calls come
-// from one thread at a time (the reconcile loop).
+// The reconciler's only door to the node: one read per object and one typed
+// setter per kernel control. The Linux implementation is LinuxNodeIo; tests
+// of the apply logic use FakeNodeIoForTest. Calls come from one thread at a
+// time (the reconcile loop, or the agent's apply under its reconcile lock);
+// implementations need no locking of their own for that. Which setter a
+// field goes through is decided in one place, the field table (fields.h).
 class NodeIo {
  public:
   virtual ~NodeIo() = default;
   virtual InterfaceObserved ObserveInterface(const Target& target) = 0;
   // nullopt when the pool does not exist on this node.
   virtual std::optional<uint64_t> ObserveHugepages(const HugepagePool& pool) = 0;
-  // Moves one field from `from` to `to` (both of the step's value type).
-  virtual absl::Status Write(const Target* target, const Step& step, const Value& from,
-                             const Value& to) = 0;
+
+  // Setters. Each moves one control to the value given; those that take the
+  // current value too change only what differs from it (the DSCP app
+  // entries, the ECN priority bits). Success means the call went through,
+  // not that the driver applied it: the apply reads back to verify.
+  //
+  // The kernel may reserve fewer pages than asked for.
+  virtual absl::Status SetHugepages(const HugepagePool& pool, uint64_t count) = 0;
+  virtual absl::Status SetMtu(const Target& target, uint32_t mtu) = 0;
+  // The DSCP app table; an empty map means PCP trust.
+  virtual absl::Status SetDscp(const Target& target, const DscpMap& from, const DscpMap& to) = 0;
+  virtual absl::Status SetEts(const Target& target, const Ets& ets) = 0;
+  virtual absl::Status SetPfc(const Target& target, const Pfc& pfc) = 0;
+  // Bit N = ECN on priority N, for one end of DCQCN.
+  virtual absl::Status SetEcn(const Target& target, hal::EcnRole role, uint8_t from, uint8_t to) = 0;
+  // rdma_cm defaults of the target's RDMA port (target.rdma_device is set).
+  virtual absl::Status SetRoceMode(const Target& target, roced::v1::RoceMode mode) = 0;
+  virtual absl::Status SetRoceTos(const Target& target, uint32_t tos) = 0;
 };
 
 // Observes everything `config` manages.

@@ -27,85 +27,81 @@ InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
   } else if (!absl::IsUnimplemented(dcb.status())) {
     LOG_DEBUG << "DCB read of " << t.netdev << ": " << dcb.status();
   }
-  if (auto np = files_.GetEcn(t.netdev, hal::EcnRole::kNotificationPoint); np.ok()) o.ecn_np = *np;
-  if (auto rp = files_.GetEcn(t.netdev, hal::EcnRole::kReactionPoint); rp.ok()) o.ecn_rp = *rp;
+  if (auto np = ecn_.Get(t.netdev, hal::EcnRole::kNotificationPoint); np.ok()) o.ecn_np = *np;
+  if (auto rp = ecn_.Get(t.netdev, hal::EcnRole::kReactionPoint); rp.ok()) o.ecn_rp = *rp;
   if (!t.rdma_device.empty()) {
-    if (auto mode = files_.GetRoceMode(t.rdma_device, t.port); mode.ok()) {
+    if (auto mode = rdma_cm_.GetRoceMode(t.rdma_device, t.port); mode.ok()) {
       if (*mode == "RoCE v2") o.roce_mode = roced::v1::ROCE_MODE_V2;
       else if (*mode == "IB/RoCE v1") o.roce_mode = roced::v1::ROCE_MODE_V1;
     }
-    if (auto tos = files_.GetRoceTos(t.rdma_device, t.port); tos.ok()) o.roce_tos = *tos;
+    if (auto tos = rdma_cm_.GetRoceTos(t.rdma_device, t.port); tos.ok()) o.roce_tos = *tos;
   }
   return o;
 }
 
 std::optional<uint64_t> LinuxNodeIo::ObserveHugepages(const HugepagePool& pool) {
-  auto n = files_.GetHugepages(pool.size_kb, pool.numa_node);
+  auto n = hugepages_.Get(pool.size_kb, pool.numa_node);
   if (!n.ok()) return std::nullopt;
   return *n;
 }
 
-absl::Status LinuxNodeIo::Write(const Target* t, const Step& step, const Value& from,
-                                const Value& to) {
-  auto num = [&](const Value& v) { return std::get<uint64_t>(v); };
-  switch (step.field) {
-    case Field::kHugepages:
-      return files_.SetHugepages(step.pool.size_kb, step.pool.numa_node, num(to));
-    case Field::kMtu:
-      return link_.Set(t->netdev, static_cast<uint32_t>(num(to)));
-    case Field::kDscp: {
-      const auto& have = std::get<DscpMap>(from);
-      const auto& want = std::get<DscpMap>(to);
-      std::vector<hal::DcbApp> add, del;
-      for (const auto& [dscp, prio] : want) {
-        auto it = have.find(dscp);
-        if (it == have.end() || it->second != prio) add.push_back({hal::kAppSelectorDscp, prio, dscp});
-      }
-      for (const auto& [dscp, prio] : have) {
-        auto it = want.find(dscp);
-        if (it == want.end() || it->second != prio) del.push_back({hal::kAppSelectorDscp, prio, dscp});
-      }
-      // Add before delete: on mlx5 removing the last DSCP entry drops the
-      // port to PCP trust, which a remap must not pass through.
-      if (absl::Status s = dcb_.AddApps(t->netdev, add); !s.ok()) return s;
-      absl::Status s = dcb_.DelApps(t->netdev, del);
-      // A driver that replaces an entry on add (mlx5 keeps one priority per
-      // DSCP) has already dropped the old one.
-      if (absl::IsNotFound(s)) return absl::OkStatus();
-      return s;
-    }
-    case Field::kEts: {
-      auto current = dcb_.Get(t->netdev);
-      if (!current.ok()) return current.status();
-      hal::DcbEts e = current->ets.value_or(hal::DcbEts{});
-      const auto& want = std::get<Ets>(to);
-      e.prio_tc = want.prio_tc;
-      e.tc_tx_bw = want.tc_bw;
-      e.tc_tsa = want.tsa;
-      return dcb_.SetEts(t->netdev, e);
-    }
-    case Field::kPfc: {
-      auto current = dcb_.Get(t->netdev);
-      if (!current.ok()) return current.status();
-      hal::DcbPfc p = current->pfc.value_or(hal::DcbPfc{});
-      const auto& want = std::get<Pfc>(to);
-      p.pfc_en = want.enabled;
-      p.delay = want.delay;
-      return dcb_.SetPfc(t->netdev, p);
-    }
-    case Field::kEcnNp:
-      return files_.SetEcn(t->netdev, hal::EcnRole::kNotificationPoint,
-                           static_cast<uint8_t>(num(from)), static_cast<uint8_t>(num(to)));
-    case Field::kEcnRp:
-      return files_.SetEcn(t->netdev, hal::EcnRole::kReactionPoint,
-                           static_cast<uint8_t>(num(from)), static_cast<uint8_t>(num(to)));
-    case Field::kRoceMode:
-      return files_.SetRoceMode(t->rdma_device, t->port,
-                                num(to) == roced::v1::ROCE_MODE_V2 ? "RoCE v2" : "IB/RoCE v1");
-    case Field::kRoceTos:
-      return files_.SetRoceTos(t->rdma_device, t->port, static_cast<uint32_t>(num(to)));
+absl::Status LinuxNodeIo::SetHugepages(const HugepagePool& pool, uint64_t count) {
+  return hugepages_.Set(pool.size_kb, pool.numa_node, count);
+}
+
+absl::Status LinuxNodeIo::SetMtu(const Target& t, uint32_t mtu) { return link_.Set(t.netdev, mtu); }
+
+absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const DscpMap& want) {
+  std::vector<hal::DcbApp> add, del;
+  for (const auto& [dscp, prio] : want) {
+    auto it = have.find(dscp);
+    if (it == have.end() || it->second != prio) add.push_back({hal::kAppSelectorDscp, prio, dscp});
   }
-  return absl::InternalError("unknown field");
+  for (const auto& [dscp, prio] : have) {
+    auto it = want.find(dscp);
+    if (it == want.end() || it->second != prio) del.push_back({hal::kAppSelectorDscp, prio, dscp});
+  }
+  // Add before delete: on mlx5 removing the last DSCP entry drops the
+  // port to PCP trust, which a remap must not pass through.
+  if (absl::Status s = dcb_.AddApps(t.netdev, add); !s.ok()) return s;
+  absl::Status s = dcb_.DelApps(t.netdev, del);
+  // A driver that replaces an entry on add (mlx5 keeps one priority per
+  // DSCP) has already dropped the old one.
+  if (absl::IsNotFound(s)) return absl::OkStatus();
+  return s;
+}
+
+absl::Status LinuxNodeIo::SetEts(const Target& t, const Ets& want) {
+  // Read-modify-write: the attribute carries more than roced manages
+  // (willing, CBS, the reco table), which must stay as they are.
+  auto current = dcb_.Get(t.netdev);
+  if (!current.ok()) return current.status();
+  hal::DcbEts e = current->ets.value_or(hal::DcbEts{});
+  e.prio_tc = want.prio_tc;
+  e.tc_tx_bw = want.tc_bw;
+  e.tc_tsa = want.tsa;
+  return dcb_.SetEts(t.netdev, e);
+}
+
+absl::Status LinuxNodeIo::SetPfc(const Target& t, const Pfc& want) {
+  auto current = dcb_.Get(t.netdev);
+  if (!current.ok()) return current.status();
+  hal::DcbPfc p = current->pfc.value_or(hal::DcbPfc{});
+  p.pfc_en = want.enabled;
+  p.delay = want.delay;
+  return dcb_.SetPfc(t.netdev, p);
+}
+
+absl::Status LinuxNodeIo::SetEcn(const Target& t, hal::EcnRole role, uint8_t from, uint8_t to) {
+  return ecn_.Set(t.netdev, role, from, to);
+}
+
+absl::Status LinuxNodeIo::SetRoceMode(const Target& t, roced::v1::RoceMode mode) {
+  return rdma_cm_.SetRoceMode(t.rdma_device, t.port, mode == roced::v1::ROCE_MODE_V2 ? "RoCE v2" : "IB/RoCE v1");
+}
+
+absl::Status LinuxNodeIo::SetRoceTos(const Target& t, uint32_t tos) {
+  return rdma_cm_.SetRoceTos(t.rdma_device, t.port, tos);
 }
 
 }  // namespace roced::reconcile

@@ -1,28 +1,44 @@
 // NodeIo on the running kernel: rtnetlink for MTU, DCB netlink for the DSCP
 // app table, ETS and PFC, sysfs for ECN enables and hugepages, configfs
-// rdma_cm for the default RoCE mode and ToS.
+// rdma_cm for the default RoCE mode and ToS. Each setter is one kernel
+// surface; which field uses which is the field table's business
+// (fields.h), so nothing here switches over fields.
+//
+// Owns its HAL objects (the netlink sockets of LinkMtu and DcbNetlink
+// among them). Used from one thread at a time, as NodeIo says.
 #pragma once
 
 #include "hal/dcb_netlink.h"
+#include "hal/ecn_files.h"
+#include "hal/hugepage_pools.h"
 #include "hal/link_mtu.h"
-#include "hal/node_files.h"
+#include "hal/rdma_cm.h"
 #include "reconcile/apply.h"
 
 namespace roced::reconcile {
 
 class LinuxNodeIo : public NodeIo {
  public:
-  explicit LinuxNodeIo(hal::Paths paths) : files_(std::move(paths)) {}
+  explicit LinuxNodeIo(hal::Paths paths) : ecn_(paths), rdma_cm_(paths), hugepages_(std::move(paths)) {}
 
   InterfaceObserved ObserveInterface(const Target& target) override;
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& pool) override;
-  absl::Status Write(const Target* target, const Step& step, const Value& from,
-                     const Value& to) override;
+
+  absl::Status SetHugepages(const HugepagePool& pool, uint64_t count) override;
+  absl::Status SetMtu(const Target& target, uint32_t mtu) override;
+  absl::Status SetDscp(const Target& target, const DscpMap& from, const DscpMap& to) override;
+  absl::Status SetEts(const Target& target, const Ets& ets) override;
+  absl::Status SetPfc(const Target& target, const Pfc& pfc) override;
+  absl::Status SetEcn(const Target& target, hal::EcnRole role, uint8_t from, uint8_t to) override;
+  absl::Status SetRoceMode(const Target& target, roced::v1::RoceMode mode) override;
+  absl::Status SetRoceTos(const Target& target, uint32_t tos) override;
 
  private:
   hal::LinkMtu link_;
   hal::DcbNetlink dcb_;
-  hal::NodeFiles files_;
+  hal::EcnFiles ecn_;
+  hal::RdmaCm rdma_cm_;
+  hal::HugepagePools hugepages_;
 };
 
 }  // namespace roced::reconcile

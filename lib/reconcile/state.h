@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -79,11 +80,19 @@ struct Observed {
 //  5. ECN after PFC, so the lossless class has its back-stop before
 //     congestion marking starts relying on it;
 //  6. rdma_cm defaults last: they only affect connections made afterwards.
+// Everything else about a field (config path, value type, how it is
+// planned, observed, journalled, rendered and written) is its entry in the
+// field table, reconcile/fields.h, which lists the fields in this order.
 enum class Field { kHugepages = 0, kMtu, kDscp, kEts, kPfc, kEcnNp, kEcnRp, kRoceMode, kRoceTos };
+// How many there are (update with the last enumerator).
+inline constexpr size_t kFieldCount = static_cast<size_t>(Field::kRoceTos) + 1;
 
-// "qos.pfc" etc.: the config path of a field, as shown in plans.
+// "qos.pfc" etc.: the config path of a field, as shown in plans (the field
+// table's path).
 const char* FieldPath(Field f);
 
+// A field's value: monostate for "unknown / the node has no such control",
+// else the alternative its table entry names (ValueKind).
 using Value = std::variant<std::monostate, uint64_t, DscpMap, Ets, Pfc>;
 
 struct Step {
@@ -106,7 +115,8 @@ struct Plan {
   bool empty() const { return steps.empty(); }
 };
 
-// Human renderings used in plans and field statuses.
+// Human renderings used in plans and field statuses: "(unknown)" for
+// monostate, else the field table's rendering of the field.
 std::string Render(const Value& v, Field f);
 roced::v1::PlanStep ToProto(const Step& step);
 

@@ -297,8 +297,8 @@ TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged)
   const reconcile::InterfaceObserved before = io_.Interface("eth0");
   std::map<std::string, reconcile::InterfaceObserved> node_at_kill;
   std::string journal_at_kill, accepted_at_kill;
-  io_.before_write = [&](const reconcile::Step& step) {
-    if (step.field != Field::kPfc || !journal_at_kill.empty()) return;
+  io_.before_write = [&](Field field) {
+    if (field != Field::kPfc || !journal_at_kill.empty()) return;
     node_at_kill = io_.interfaces;
     journal_at_kill = *util::ReadFile(dir_ + "/apply-journal.json");
     accepted_at_kill = *util::ReadFile(dir_ + "/accepted.json");

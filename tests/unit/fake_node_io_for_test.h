@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -18,6 +19,8 @@ class FakeNodeIoForTest : public NodeIo {
  public:
   std::map<std::string, InterfaceObserved> interfaces;  // by netdev
   std::map<HugepagePool, std::optional<uint64_t>> hugepages;
+  // Writes are counted and fail or are ignored per field: a setter stands
+  // for the field it writes (SetEcn for kEcnNp or kEcnRp by its role).
   // Write of this field fails with this status.
   std::map<Field, absl::Status> fail;
   // Write of this field "succeeds" but changes nothing (a driver that skips
@@ -28,7 +31,7 @@ class FakeNodeIoForTest : public NodeIo {
   int writes = 0;
   // Called before each write (a test's way to act at a given point of an
   // apply, e.g. take what a kill -9 there would leave behind).
-  std::function<void(const Step&)> before_write;
+  std::function<void(Field)> before_write;
 
   // The agent's reconcile loop calls in from its own thread; tests that run
   // it read and change the node through these (the fields above are for
@@ -63,34 +66,39 @@ class FakeNodeIoForTest : public NodeIo {
     auto it = hugepages.find(p);
     return it == hugepages.end() ? std::nullopt : it->second;
   }
-  absl::Status Write(const Target* t, const Step& step, const Value&, const Value& to) override {
-    std::lock_guard<std::mutex> lock(mu_.m);  // before_write runs under it: use the fields directly
-    ++writes;
-    if (before_write) before_write(step);
-    if (auto it = fail.find(step.field); it != fail.end()) return it->second;
-    if (ignore[step.field]) return absl::OkStatus();
-    auto num = [&] { return std::get<uint64_t>(to); };
-    if (step.field == Field::kHugepages) {
-      uint64_t n = num();
-      if (auto lim = hugepage_limit.find(step.pool); lim != hugepage_limit.end() && n > lim->second) {
-        n = lim->second;
-      }
-      hugepages[step.pool] = n;
-      return absl::OkStatus();
+  // The setters store the value where ObserveInterface / ObserveHugepages
+  // read it, so a write shows on the next read (unless ignored).
+  absl::Status SetHugepages(const HugepagePool& pool, uint64_t count) override {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    if (std::optional<absl::Status> s = BeginWrite(Field::kHugepages)) return *s;
+    if (auto lim = hugepage_limit.find(pool); lim != hugepage_limit.end() && count > lim->second) {
+      count = lim->second;
     }
-    InterfaceObserved& i = interfaces[t->netdev];
-    switch (step.field) {
-      case Field::kMtu: i.mtu = static_cast<uint32_t>(num()); break;
-      case Field::kDscp: i.dscp = std::get<DscpMap>(to); break;
-      case Field::kEts: i.ets = std::get<Ets>(to); break;
-      case Field::kPfc: i.pfc = std::get<Pfc>(to); break;
-      case Field::kEcnNp: i.ecn_np = static_cast<uint8_t>(num()); break;
-      case Field::kEcnRp: i.ecn_rp = static_cast<uint8_t>(num()); break;
-      case Field::kRoceMode: i.roce_mode = static_cast<roced::v1::RoceMode>(num()); break;
-      case Field::kRoceTos: i.roce_tos = static_cast<uint32_t>(num()); break;
-      default: break;
-    }
+    hugepages[pool] = count;
     return absl::OkStatus();
+  }
+  absl::Status SetMtu(const Target& t, uint32_t mtu) override {
+    return Store(Field::kMtu, t, &InterfaceObserved::mtu, mtu);
+  }
+  absl::Status SetDscp(const Target& t, const DscpMap&, const DscpMap& to) override {
+    return Store(Field::kDscp, t, &InterfaceObserved::dscp, to);
+  }
+  absl::Status SetEts(const Target& t, const Ets& ets) override {
+    return Store(Field::kEts, t, &InterfaceObserved::ets, ets);
+  }
+  absl::Status SetPfc(const Target& t, const Pfc& pfc) override {
+    return Store(Field::kPfc, t, &InterfaceObserved::pfc, pfc);
+  }
+  absl::Status SetEcn(const Target& t, hal::EcnRole role, uint8_t, uint8_t to) override {
+    const bool np = role == hal::EcnRole::kNotificationPoint;
+    return Store(np ? Field::kEcnNp : Field::kEcnRp, t, np ? &InterfaceObserved::ecn_np : &InterfaceObserved::ecn_rp,
+                 to);
+  }
+  absl::Status SetRoceMode(const Target& t, roced::v1::RoceMode mode) override {
+    return Store(Field::kRoceMode, t, &InterfaceObserved::roce_mode, mode);
+  }
+  absl::Status SetRoceTos(const Target& t, uint32_t tos) override {
+    return Store(Field::kRoceTos, t, &InterfaceObserved::roce_tos, tos);
   }
 
  private:
@@ -102,6 +110,25 @@ class FakeNodeIoForTest : public NodeIo {
     Mutex& operator=(const Mutex&) { return *this; }
   };
   Mutex mu_;
+
+  // Counts a write of `field` and runs before_write; the status to return
+  // instead of writing (an injected failure, or OK for an ignored write).
+  // Called with mu_ held.
+  std::optional<absl::Status> BeginWrite(Field field) {
+    ++writes;
+    if (before_write) before_write(field);  // runs under mu_: use the fields directly
+    if (auto it = fail.find(field); it != fail.end()) return it->second;
+    if (ignore[field]) return absl::OkStatus();
+    return std::nullopt;
+  }
+
+  template <typename M>
+  absl::Status Store(Field field, const Target& t, std::optional<M> InterfaceObserved::*member, M value) {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    if (std::optional<absl::Status> s = BeginWrite(field)) return *s;
+    interfaces[t.netdev].*member = std::move(value);
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace roced::reconcile

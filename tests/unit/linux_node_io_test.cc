@@ -5,13 +5,17 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "hal/dcb_netlink.h"
 #include "hal/link_monitor.h"
 #include "hal/link_mtu.h"
-#include "hal/node_files.h"
+#include "hal/ecn_files.h"
+#include "hal/hugepage_pools.h"
+#include "hal/rdma_cm.h"
 #include "util/fs.h"
 #include "reconcile/linux_node_io.h"
 #include "reconcile/plan.h"
@@ -126,7 +130,7 @@ TEST_F(NetnsTest, LinkMonitorSeesAnMtuChangeMadeByAnotherTool) {
 // transition (0->1, 1->0, unchanged) writes exactly the files that differ.
 // Guards against GCC 12.2 -O2 miscompiling the bit comparison (seen in the
 // lab: no 0->1 write ever reached the kernel).
-TEST(NodeFilesEcn, WritesEveryBitThatDiffersAndNothingElse) {
+TEST(EcnFiles, WritesEveryBitThatDiffersAndNothingElse) {
   char tmpl[] = "/tmp/roced-ecn-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string root = tmpl;
@@ -142,12 +146,12 @@ TEST(NodeFilesEcn, WritesEveryBitThatDiffersAndNothingElse) {
   };
   hal::Paths paths;
   paths.sysfs = root;
-  hal::NodeFiles files(paths);
+  hal::EcnFiles ecn(paths);
   for (auto [from, to] : std::vector<std::pair<uint8_t, uint8_t>>{
            {0x00, 0x08}, {0x08, 0x00}, {0x0f, 0xf0}, {0xa5, 0xa5}, {0x00, 0xff}, {0xff, 0x00}, {0x09, 0x0c}}) {
     put(from);
-    ASSERT_TRUE(files.SetEcn("eth9", hal::EcnRole::kNotificationPoint, from, to).ok());
-    auto got = files.GetEcn("eth9", hal::EcnRole::kNotificationPoint);
+    ASSERT_TRUE(ecn.Set("eth9", hal::EcnRole::kNotificationPoint, from, to).ok());
+    auto got = ecn.Get("eth9", hal::EcnRole::kNotificationPoint);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, to) << "from " << int(from) << " to " << int(to);
   }
@@ -159,7 +163,7 @@ TEST(NodeFilesEcn, WritesEveryBitThatDiffersAndNothingElse) {
 // that existed (an operator's, or one a setter made) stays. On this plain
 // file tree mkdir makes an empty directory (configfs would populate it), so
 // the fresh-group read fails, which is also the path that must clean up.
-TEST(NodeFilesRdmaCm, AReadLeavesNoGroupBehind) {
+TEST(RdmaCm, AReadLeavesNoGroupBehind) {
   char tmpl[] = "/tmp/roced-cm-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string root = tmpl;
@@ -170,7 +174,7 @@ TEST(NodeFilesRdmaCm, AReadLeavesNoGroupBehind) {
   fclose(f);
   hal::Paths paths;
   paths.configfs = root;
-  hal::NodeFiles files(paths);
+  hal::RdmaCm files(paths);
 
   EXPECT_FALSE(files.GetRoceMode("rxe9", 1).ok());
   EXPECT_FALSE(util::PathExists(root + "/rdma_cm/rxe9")) << "a read left the rdma_cm group it made";
@@ -182,6 +186,57 @@ TEST(NodeFilesRdmaCm, AReadLeavesNoGroupBehind) {
   EXPECT_EQ(*mode, "RoCE v2");
   EXPECT_TRUE(util::PathExists(root + "/rdma_cm/mlx5_7/ports/1")) << "an existing group was removed";
   ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+// The hugepage pools on a file tree shaped like sysfs: the node-wide list
+// names every pool directory the kernel makes, with its page count, and
+// nothing else; single pools are read and written by size and NUMA node.
+TEST(HugepagePools, NodeWideListsEveryPoolWithItsPages) {
+  char tmpl[] = "/tmp/roced-hp-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  const std::string hp = root + "/kernel/mm/hugepages";
+  const std::string numa = root + "/devices/system/node/node1/hugepages/hugepages-2048kB";
+  ASSERT_EQ(system(("mkdir -p " + hp + "/hugepages-2048kB " + hp + "/hugepages-1048576kB " + hp +
+                    "/hugepages-64kB " + hp + "/hugepages-xkB " + numa)
+                       .c_str()),
+            0);
+  auto put = [](const std::string& path, const char* text) {
+    FILE* f = fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs(text, f);
+    fclose(f);
+  };
+  put(hp + "/hugepages-2048kB/nr_hugepages", "512\n");
+  put(hp + "/hugepages-1048576kB/nr_hugepages", "4\n");
+  put(hp + "/hugepages-xkB/nr_hugepages", "9\n");  // not a size: skipped
+  put(hp + "/README", "not a pool\n");
+  // hugepages-64kB has no nr_hugepages: left out.
+  put(numa + "/nr_hugepages", "7\n");
+  hal::Paths paths;
+  paths.sysfs = root;
+  hal::HugepagePools pools(paths);
+
+  EXPECT_EQ(pools.NodeWide(), (std::map<uint64_t, uint64_t>{{2048, 512}, {1048576, 4}}));
+  EXPECT_EQ(*pools.Get(2048, -1), 512u);
+  EXPECT_EQ(*pools.Get(2048, 1), 7u);
+  EXPECT_EQ(pools.Get(2048, 3).status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(pools.Get(16384, -1).status().code(), absl::StatusCode::kUnimplemented);
+  // (A plain file is overwritten in place, not truncated as sysfs
+  // attributes are: the new value has the old one's length.)
+  ASSERT_TRUE(pools.Set(2048, 1, 12).ok());
+  EXPECT_EQ(*util::ReadFile(numa + "/nr_hugepages"), "12");
+  EXPECT_EQ(*pools.Get(2048, 1), 12u);
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+TEST(HugepagePools, ANodeWithoutHugepagesListsNone) {
+  char tmpl[] = "/tmp/roced-hp-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  hal::Paths paths;
+  paths.sysfs = tmpl;
+  EXPECT_TRUE(hal::HugepagePools(paths).NodeWide().empty());
+  ASSERT_EQ(system((std::string("rm -rf ") + tmpl).c_str()), 0);
 }
 
 }  // namespace

@@ -1,8 +1,19 @@
-// Reconcile cases as data: tests/fixtures/reconcile/<case>/ holds
-// observed.yaml (the node), desired.yaml (a NodeConfig) and plan.txt (the
-// expected plan, one step per line, or an error line). One table-driven test
-// runs every case; for each it also applies the plan to an in-memory node and
-// checks that planning again gives an empty plan (idempotence).
+// Reconcile cases as data. tests/fixtures/reconcile/<case>/ holds
+// observed.yaml (the node), desired.yaml (a NodeConfig), plan.txt (the
+// expected plan, one step per line, or an error line) and fields.txt (the
+// expected field statuses, one per managed field: in sync, drifted or
+// unsupported, desired vs observed). One table-driven test runs every case;
+// for each it also applies the plan to an in-memory node and checks that
+// planning again gives an empty plan (idempotence).
+//
+// tests/fixtures/reconcile/restore/<case>/ holds journal.json (an
+// ApplyJournal as the agent persists it), observed.yaml and plan.txt (the
+// targets and steps RestorePlan makes); applying that plan must leave
+// nothing to restore.
+//
+// After an intended change, ROCED_UPDATE_GOLDEN=1 rewrites every expected
+// file from what the code now does (review the diff before committing it):
+//   ROCED_UPDATE_GOLDEN=1 build/bin/reconcile_test
 //
 // The second half proves apply/verify/rollback with failing kernel calls.
 #include <yaml-cpp/yaml.h>
@@ -10,14 +21,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/util/json_util.h"
 #include "fake_node_io_for_test.h"
 #include "model/config_yaml.h"
 #include "model/validate.h"
 #include "reconcile/apply.h"
+#include "reconcile/fields.h"
+#include "reconcile/journal.h"
 #include "reconcile/plan.h"
 #include "util/fs.h"
 
@@ -102,14 +120,50 @@ std::string RenderPlan(const Plan& plan) {
   return out;
 }
 
-std::vector<std::string> CaseNames() {
+// One line per field status: "eth0 qos.pfc: DRIFTED | desired ... | observed ...",
+// and the message when there is one.
+std::string RenderFields(const Plan& plan) {
+  std::string out;
+  for (const roced::v1::FieldStatus& f : plan.fields) {
+    absl::StrAppend(&out, f.object(), " ", f.field(), ": ",
+                    absl::StripPrefix(roced::v1::FieldSync_Name(f.sync()), "FIELD_SYNC_"), " | desired ",
+                    f.desired(), " | observed ", f.observed(), f.message().empty() ? "" : " | ", f.message(),
+                    "\n");
+  }
+  return out;
+}
+
+bool UpdatingGolden() {
+  const char* v = std::getenv("ROCED_UPDATE_GOLDEN");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// `actual` must equal the file at `path`; with ROCED_UPDATE_GOLDEN=1 it
+// becomes the file instead.
+void ExpectGolden(const std::string& path, const std::string& actual) {
+  if (UpdatingGolden()) {
+    std::ofstream(path, std::ios::trunc) << actual;
+    return;
+  }
+  auto expected = util::ReadFile(path);
+  ASSERT_TRUE(expected.ok()) << path << " missing (ROCED_UPDATE_GOLDEN=1 writes it)";
+  EXPECT_EQ(actual, *expected) << path << " differs (after an intended change: ROCED_UPDATE_GOLDEN=1, "
+                               << "then review the diff)";
+}
+
+// The case directories under `dir`, sorted; `skip` names one that is not a case.
+std::vector<std::string> CaseNames(const std::string& dir, const std::string& skip = "") {
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(CasesDir())) {
-    if (e.is_directory()) names.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && name != skip) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   return names;
 }
+
+std::vector<std::string> PlanCaseNames() { return CaseNames(CasesDir(), "restore"); }
+std::vector<std::string> RestoreCaseNames() { return CaseNames(CasesDir() + "/restore"); }
 
 class ReconcileCase : public ::testing::TestWithParam<std::string> {};
 
@@ -123,18 +177,19 @@ TEST_P(ReconcileCase, PlanMatchesExpectedAndApplyingItConverges) {
   ASSERT_TRUE(decoded.ok()) << model::FormatIssues(dir, issues);
   model::ValidateConfig(decoded->config, &decoded->positions, &issues);
   ASSERT_FALSE(model::HasErrors(issues)) << model::FormatIssues(dir, issues);
-  auto expected = util::ReadFile(dir + "/plan.txt");
-  ASSERT_TRUE(expected.ok()) << dir << "/plan.txt missing";
 
   auto exists = [&](const std::string& nd) { return node.io.interfaces.count(nd) > 0; };
   auto targets = ResolveTargets(decoded->config, node.devices, exists);
   if (!targets.ok()) {
-    EXPECT_EQ(absl::StrCat("error: ", targets.status().message(), "\n"), *expected);
+    ExpectGolden(dir + "/plan.txt", absl::StrCat("error: ", targets.status().message(), "\n"));
+    if (UpdatingGolden()) fs::remove(dir + "/fields.txt");
+    EXPECT_FALSE(fs::exists(dir + "/fields.txt")) << "a case that fails to resolve plans no fields";
     return;
   }
   Observed before = ObserveAll(&node.io, decoded->config, *targets);
   Plan plan = ComputePlan(decoded->config, *targets, before);
-  EXPECT_EQ(RenderPlan(plan), *expected);
+  ExpectGolden(dir + "/plan.txt", RenderPlan(plan));
+  ExpectGolden(dir + "/fields.txt", RenderFields(plan));
 
   // Applying it converges: the same inputs now plan nothing, except a
   // hugepage pool whose case sets a limit below the count it wants (the
@@ -151,10 +206,97 @@ TEST_P(ReconcileCase, PlanMatchesExpectedAndApplyingItConverges) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ReconcileCase, ::testing::ValuesIn(CaseNames()),
+INSTANTIATE_TEST_SUITE_P(Cases, ReconcileCase, ::testing::ValuesIn(PlanCaseNames()),
                          [](const ::testing::TestParamInfo<std::string>& tpi) { return tpi.param; });
 
-TEST(ReconcileCases, AtLeastTwentyFiveCasesExist) { EXPECT_GE(CaseNames().size(), 25u); }
+TEST(ReconcileCases, AtLeastTwentyFiveCasesExist) { EXPECT_GE(PlanCaseNames().size(), 25u); }
+
+// "target eth0 rxe0/1" (or just the netdev) per target, then the steps.
+std::string RenderRestore(const std::vector<Target>& targets, const Plan& plan) {
+  std::string out;
+  for (const Target& t : targets) {
+    absl::StrAppend(&out, "target ", t.netdev,
+                    t.rdma_device.empty() ? "" : absl::StrCat(" ", t.rdma_device, "/", t.port), "\n");
+  }
+  return out + RenderPlan(plan);
+}
+
+class RestoreCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RestoreCase, RestorePlanMatchesExpectedAndApplyingItRestores) {
+  const std::string dir = CasesDir() + "/restore/" + GetParam();
+  Node node = LoadObserved(dir + "/observed.yaml");
+  auto json = util::ReadFile(dir + "/journal.json");
+  ASSERT_TRUE(json.ok()) << json.status();
+  roced::v1::ApplyJournal journal;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*json, &journal).ok()) << dir << "/journal.json";
+  const std::vector<roced::v1::PriorValue> prior(journal.prior().begin(), journal.prior().end());
+
+  std::vector<Target> targets;
+  Plan plan = RestorePlan(prior, &node.io, &targets);
+  ExpectGolden(dir + "/plan.txt", RenderRestore(targets, plan));
+
+  ApplyOptions fast{2, absl::ZeroDuration()};
+  roced::v1::ApplyResult result = ApplyPlan(plan, targets, &node.io, fast);
+  EXPECT_TRUE(result.success()) << result.DebugString();
+  Plan again = RestorePlan(prior, &node.io, &targets);
+  EXPECT_TRUE(again.empty()) << "not restored: " << RenderPlan(again);
+}
+
+INSTANTIATE_TEST_SUITE_P(Restore, RestoreCase, ::testing::ValuesIn(RestoreCaseNames()),
+                         [](const ::testing::TestParamInfo<std::string>& tpi) { return tpi.param; });
+
+TEST(ReconcileCases, AtLeastSixRestoreCasesExist) { EXPECT_GE(RestoreCaseNames().size(), 6u); }
+
+// --- the field table --------------------------------------------------------
+
+TEST(FieldTable, OneEntryPerFieldInApplyOrder) {
+  ASSERT_EQ(Fields().size(), kFieldCount);
+  EXPECT_EQ(static_cast<size_t>(Field::kRoceTos) + 1, kFieldCount) << "a Field without a table entry";
+  std::set<std::string> paths;
+  for (size_t i = 0; i < kFieldCount; ++i) {
+    const FieldSpec& spec = Fields()[i];
+    EXPECT_EQ(spec.field, static_cast<Field>(i)) << spec.path << ": the table must follow the apply order";
+    EXPECT_EQ(&Spec(spec.field), &spec);
+    EXPECT_EQ(SpecByPath(spec.path), &spec);
+    EXPECT_STREQ(FieldPath(spec.field), spec.path);
+    EXPECT_TRUE(paths.insert(spec.path).second) << "two fields with path " << spec.path;
+    EXPECT_EQ(spec.desired == nullptr, spec.scope == Scope::kHugepagePool) << spec.path;
+    EXPECT_TRUE(spec.observe && spec.render && spec.to_prior && spec.from_prior && spec.write) << spec.path;
+  }
+  EXPECT_EQ(SpecByPath("qos.nonsense"), nullptr);
+}
+
+// Every field's value goes into a journal entry and comes back equal; an
+// entry of another field's shape is refused.
+TEST(FieldTable, ValuesGoThroughTheJournalAndBack) {
+  Ets ets;
+  ets.prio_tc = {0, 0, 0, 1, 0, 0, 0, 0};
+  ets.tc_bw = {50, 50, 0, 0, 0, 0, 0, 0};
+  ets.tsa = {2, 2, 0, 0, 0, 0, 0, 0};
+  const std::map<ValueKind, Value> sample = {{ValueKind::kNumber, Value(uint64_t{2})},
+                                             {ValueKind::kDscpMap, Value(DscpMap{{26, 3}, {48, 6}})},
+                                             {ValueKind::kEts, Value(ets)},
+                                             {ValueKind::kPfc, Value(Pfc{0x08, 7})}};
+  std::map<ValueKind, const FieldSpec*> one_of_kind;  // writes the sample of its kind
+  for (const FieldSpec& spec : Fields()) one_of_kind.try_emplace(spec.kind, &spec);
+  ASSERT_EQ(one_of_kind.size(), sample.size());
+  for (const FieldSpec& spec : Fields()) {
+    for (const auto& [kind, value] : sample) {
+      roced::v1::PriorValue p;
+      p.set_field(spec.path);
+      one_of_kind.at(kind)->to_prior(value, &p);
+      std::optional<Value> back = spec.from_prior(p);
+      if (kind == spec.kind) {
+        EXPECT_EQ(back, std::optional<Value>(value)) << spec.path;
+        EXPECT_NE(Render(value, spec.field), "?") << spec.path;
+      } else {
+        EXPECT_EQ(back, std::nullopt) << spec.path << " took a value of another kind";
+      }
+    }
+    EXPECT_EQ(Render(Value(std::monostate{}), spec.field), "(unknown)");
+  }
+}
 
 // --- apply, verify, rollback ------------------------------------------------
 
@@ -286,9 +428,9 @@ TEST(Apply, RollbackFailureIsReported) {
   // After the forward pass fails, make the MTU rollback fail too.
   struct FailMtuOnRollback : FakeNodeIoForTest {
     int mtu_writes = 0;
-    absl::Status Write(const Target* t, const Step& s, const Value& from, const Value& to) override {
-      if (s.field == Field::kMtu && ++mtu_writes == 2) return absl::InternalError("link busy");
-      return FakeNodeIoForTest::Write(t, s, from, to);
+    absl::Status SetMtu(const Target& t, uint32_t mtu) override {
+      if (++mtu_writes == 2) return absl::InternalError("link busy");
+      return FakeNodeIoForTest::SetMtu(t, mtu);
     }
   } io;
   io.interfaces = f.io.interfaces;

@@ -1,0 +1,53 @@
+#include "hal/hugepage_pools.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "util/fs.h"
+
+namespace roced::hal {
+
+std::string HugepagePools::NodeWideRoot() const { return absl::StrCat(paths_.sysfs, "/kernel/mm/hugepages"); }
+
+std::string HugepagePools::CountPath(uint64_t size_kb, int32_t numa_node) const {
+  if (numa_node < 0) return absl::StrCat(NodeWideRoot(), "/hugepages-", size_kb, "kB/nr_hugepages");
+  return absl::StrCat(paths_.sysfs, "/devices/system/node/node", numa_node, "/hugepages/hugepages-",
+                      size_kb, "kB/nr_hugepages");
+}
+
+absl::StatusOr<uint64_t> HugepagePools::Get(uint64_t size_kb, int32_t numa_node) const {
+  const std::string path = CountPath(size_kb, numa_node);
+  auto text = util::ReadFileTrimmed(path);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) {
+      return absl::UnimplementedError(absl::StrCat(
+          path, " absent: ", size_kb, " kB pages", numa_node >= 0 ? absl::StrCat(" on NUMA node ", numa_node) : "",
+          " not supported here"));
+    }
+    return text.status();
+  }
+  uint64_t n;
+  if (!absl::SimpleAtoi(*text, &n)) return absl::InternalError(absl::StrCat(path, ": unexpected '", *text, "'"));
+  return n;
+}
+
+absl::Status HugepagePools::Set(uint64_t size_kb, int32_t numa_node, uint64_t count) const {
+  return util::WriteAttribute(CountPath(size_kb, numa_node), absl::StrCat(count));
+}
+
+std::map<uint64_t, uint64_t> HugepagePools::NodeWide() const {
+  std::map<uint64_t, uint64_t> pools;
+  auto names = util::ListDir(NodeWideRoot());
+  if (!names.ok()) return pools;
+  for (const std::string& name : *names) {  // hugepages-2048kB
+    uint64_t kb = 0;
+    if (!absl::StartsWith(name, "hugepages-") || !absl::EndsWith(name, "kB") ||
+        !absl::SimpleAtoi(name.substr(10, name.size() - 12), &kb)) {
+      continue;
+    }
+    if (auto pages = Get(kb, -1); pages.ok()) pools[kb] = *pages;
+  }
+  return pools;
+}
+
+}  // namespace roced::hal

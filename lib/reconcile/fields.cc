@@ -1,0 +1,442 @@
+#include "reconcile/fields.h"
+
+#include <array>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "reconcile/apply.h"
+#include "reconcile/plan.h"
+
+namespace roced::reconcile {
+
+namespace {
+
+using roced::v1::InterfaceConfig;
+using roced::v1::PriorValue;
+
+// --- renderings ---------------------------------------------------------
+
+std::string Number(const uint64_t& n) { return absl::StrCat(n); }
+
+std::string Mask(const uint64_t& mask) {
+  std::vector<int> prios;
+  for (int p = 0; p < 8; ++p) {
+    if (mask & (1u << p)) prios.push_back(p);
+  }
+  return absl::StrCat("[", absl::StrJoin(prios, ","), "]");
+}
+
+std::string RoceModeName(const uint64_t& mode) {
+  return mode == roced::v1::ROCE_MODE_V2 ? "v2" : mode == roced::v1::ROCE_MODE_V1 ? "v1" : "?";
+}
+
+std::string DscpText(const DscpMap& m) {
+  if (m.empty()) return "{} (trust pcp)";
+  std::vector<std::string> parts;
+  for (const auto& [dscp, prio] : m) parts.push_back(absl::StrCat(dscp, ":", prio));
+  return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
+}
+
+std::string Arr(const std::array<uint8_t, 8>& a) {
+  std::vector<int> v(a.begin(), a.end());
+  return absl::StrCat("[", absl::StrJoin(v, ","), "]");
+}
+
+std::string TsaName(uint8_t tsa) {
+  switch (tsa) {
+    case 0: return "strict";
+    case 1: return "cbs";
+    case 2: return "ets";
+    case 255: return "vendor";
+    default: return absl::StrCat(tsa);
+  }
+}
+
+std::string EtsText(const Ets& e) {
+  std::vector<std::string> tsa;
+  for (uint8_t t : e.tsa) tsa.push_back(TsaName(t));
+  return absl::StrCat("prio_tc ", Arr(e.prio_tc), " bw ", Arr(e.tc_bw), " tsa [", absl::StrJoin(tsa, ","),
+                      "]");
+}
+
+std::string PfcText(const Pfc& p) { return absl::StrCat("priorities ", Mask(p.enabled), " delay ", p.delay); }
+
+// --- config -> kernel values ---------------------------------------------
+
+uint8_t TsaKernel(roced::v1::Tsa tsa) {
+  switch (tsa) {
+    case roced::v1::TSA_ETS: return 2;
+    case roced::v1::TSA_VENDOR: return 255;
+    default: return 0;
+  }
+}
+
+uint8_t MaskOf(const google::protobuf::RepeatedField<uint32_t>& prios) {
+  uint8_t m = 0;
+  for (uint32_t p : prios) {
+    if (p < 8) m |= static_cast<uint8_t>(1u << p);
+  }
+  return m;
+}
+
+// --- journal: one codec per value type --------------------------------------
+
+template <typename T>
+struct Codec;
+
+template <>
+struct Codec<uint64_t> {
+  static constexpr ValueKind kKind = ValueKind::kNumber;
+  static void ToPrior(const uint64_t& n, PriorValue* p) { p->set_number(n); }
+  static std::optional<uint64_t> FromPrior(const PriorValue& p) {
+    if (p.value_case() != PriorValue::kNumber) return std::nullopt;
+    return p.number();
+  }
+};
+
+template <>
+struct Codec<DscpMap> {
+  static constexpr ValueKind kKind = ValueKind::kDscpMap;
+  static void ToPrior(const DscpMap& m, PriorValue* p) {
+    auto* out = p->mutable_dscp()->mutable_dscp_to_priority();
+    for (const auto& [dscp, prio] : m) (*out)[dscp] = prio;
+  }
+  static std::optional<DscpMap> FromPrior(const PriorValue& p) {
+    if (p.value_case() != PriorValue::kDscp) return std::nullopt;
+    DscpMap m;
+    for (const auto& [dscp, prio] : p.dscp().dscp_to_priority()) {
+      if (dscp > 63 || prio > 7) return std::nullopt;
+      m[static_cast<uint8_t>(dscp)] = static_cast<uint8_t>(prio);
+    }
+    return m;
+  }
+};
+
+template <>
+struct Codec<Ets> {
+  static constexpr ValueKind kKind = ValueKind::kEts;
+  static void ToPrior(const Ets& e, PriorValue* p) {
+    auto* out = p->mutable_ets();
+    for (int k = 0; k < 8; ++k) {
+      out->add_priority_to_tc(e.prio_tc[k]);
+      out->add_tc_bandwidth(e.tc_bw[k]);
+      out->add_tsa(e.tsa[k]);
+    }
+  }
+  static std::optional<Ets> FromPrior(const PriorValue& p) {
+    const auto& e = p.ets();
+    if (p.value_case() != PriorValue::kEts || e.priority_to_tc_size() != 8 ||
+        e.tc_bandwidth_size() != 8 || e.tsa_size() != 8) {
+      return std::nullopt;
+    }
+    Ets out;
+    for (int k = 0; k < 8; ++k) {
+      out.prio_tc[k] = static_cast<uint8_t>(e.priority_to_tc(k));
+      out.tc_bw[k] = static_cast<uint8_t>(e.tc_bandwidth(k));
+      out.tsa[k] = static_cast<uint8_t>(e.tsa(k));
+    }
+    return out;
+  }
+};
+
+template <>
+struct Codec<Pfc> {
+  static constexpr ValueKind kKind = ValueKind::kPfc;
+  static void ToPrior(const Pfc& f, PriorValue* p) {
+    p->mutable_pfc()->set_enabled(f.enabled);
+    p->mutable_pfc()->set_delay(f.delay);
+  }
+  static std::optional<Pfc> FromPrior(const PriorValue& p) {
+    if (p.value_case() != PriorValue::kPfc || p.pfc().enabled() > 0xff || p.pfc().delay() > 0xffff) {
+      return std::nullopt;
+    }
+    return Pfc{static_cast<uint8_t>(p.pfc().enabled()), static_cast<uint16_t>(p.pfc().delay())};
+  }
+};
+
+// --- typed entries ----------------------------------------------------------
+
+// One field with its value type T spelled out; Erase() turns it into the
+// table's FieldSpec (Values in, Values out).
+template <typename T>
+struct Entry {
+  Field field;
+  const char* path;
+  Scope scope;
+  bool disruptive = false;
+  bool partial = false;
+  const char* note = "";
+  // Null for pool fields.
+  std::function<std::optional<T>(const InterfaceConfig&, const InterfaceObserved&)> desired = nullptr;
+  std::function<std::optional<T>(const InterfaceObserved*, const std::optional<uint64_t>&)> observe = nullptr;
+  std::function<std::string(const T&)> render = nullptr;
+  // `from`: nullopt when the value on the node is not known.
+  std::function<absl::Status(NodeIo&, const Target*, const HugepagePool&, const std::optional<T>& from,
+                             const T& to)>
+      write = nullptr;
+};
+
+// Observes the InterfaceObserved member `m` as a T (numbers widen to uint64_t).
+template <typename T, typename M>
+auto Member(std::optional<M> InterfaceObserved::*m) {
+  return [m](const InterfaceObserved* i, const std::optional<uint64_t>&) -> std::optional<T> {
+    const std::optional<M>& v = i->*m;
+    if (!v) return std::nullopt;
+    return static_cast<T>(*v);
+  };
+}
+
+template <typename T>
+std::optional<Value> Wrap(const std::optional<T>& v) {
+  if (!v) return std::nullopt;
+  return Value(*v);
+}
+
+template <typename T>
+FieldSpec Erase(Entry<T> e) {
+  std::function<std::optional<Value>(const InterfaceConfig&, const InterfaceObserved&)> desired;
+  if (e.desired) {
+    desired = [d = e.desired](const InterfaceConfig& c, const InterfaceObserved& o) {
+      return Wrap(d(c, o));
+    };
+  }
+  return FieldSpec{
+      .field = e.field,
+      .path = e.path,
+      .kind = Codec<T>::kKind,
+      .scope = e.scope,
+      .disruptive = e.disruptive,
+      .partial = e.partial,
+      .note = e.note,
+      .desired = std::move(desired),
+      .observe = [o = e.observe](const InterfaceObserved* i,
+                                 const std::optional<uint64_t>& pages) {
+        return Wrap(o(i, pages)).value_or(Value(std::monostate{}));
+      },
+      .render = [r = e.render](const Value& v) {
+        const T* t = std::get_if<T>(&v);
+        return t ? r(*t) : std::string("?");
+      },
+      .to_prior = [](const Value& v, PriorValue* p) {
+        if (const T* t = std::get_if<T>(&v)) Codec<T>::ToPrior(*t, p);
+      },
+      .from_prior = [](const PriorValue& p) { return Wrap(Codec<T>::FromPrior(p)); },
+      .write = [w = e.write](NodeIo& io, const Target* t, const HugepagePool& pool, const Value& from,
+                             const Value& to) {
+        const T* f = std::get_if<T>(&from);
+        return w(io, t, pool, f ? std::optional<T>(*f) : std::nullopt, std::get<T>(to));
+      },
+  };
+}
+
+// --- the entries, in apply order (see Field in state.h for why) -------------
+
+FieldSpec HugepagesField() {
+  return Erase<uint64_t>({
+      .field = Field::kHugepages,
+      .path = "hugepages.count",
+      .scope = Scope::kHugepagePool,
+      .partial = true,
+      .observe = [](const InterfaceObserved*, const std::optional<uint64_t>& pages) { return pages; },
+      .render = Number,
+      .write = [](NodeIo& io, const Target*, const HugepagePool& pool, const std::optional<uint64_t>&,
+                  const uint64_t& to) { return io.SetHugepages(pool, to); },
+  });
+}
+
+FieldSpec MtuField() {
+  return Erase<uint64_t>({
+      .field = Field::kMtu,
+      .path = "mtu",
+      .scope = Scope::kNetdev,
+      .disruptive = true,
+      .note = "an MTU change can reset the link on some NICs",
+      .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_mtu()) return std::nullopt;
+        return c.mtu();
+      },
+      .observe = Member<uint64_t>(&InterfaceObserved::mtu),
+      .render = Number,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>&,
+                  const uint64_t& to) { return io.SetMtu(*t, static_cast<uint32_t>(to)); },
+  });
+}
+
+// The DSCP app table, which on upstream mlx5 also decides trust: entries
+// mean DSCP trust, none means PCP.
+std::optional<DscpMap> DesiredDscp(const InterfaceConfig& c, const InterfaceObserved& obs) {
+  if (!c.has_qos()) return std::nullopt;
+  const auto& q = c.qos();
+  if (q.trust() == roced::v1::TRUST_PCP) return DscpMap{};
+  if (q.dscp_to_priority_size() > 0) {
+    DscpMap m;
+    for (const auto& [dscp, prio] : q.dscp_to_priority()) {
+      m[static_cast<uint8_t>(dscp)] = static_cast<uint8_t>(prio);
+    }
+    return m;
+  }
+  if (q.trust() == roced::v1::TRUST_DSCP) {
+    // Keep whatever map is there, or install the default one if there is none.
+    return obs.dscp && !obs.dscp->empty() ? *obs.dscp : DefaultDscpMap();
+  }
+  return std::nullopt;
+}
+
+FieldSpec DscpField() {
+  return Erase<DscpMap>({
+      .field = Field::kDscp,
+      .path = "qos.dscp_to_priority",
+      .scope = Scope::kNetdev,
+      .note = "trust follows the DSCP app table: entries mean DSCP trust, none means PCP",
+      .desired = DesiredDscp,
+      .observe = Member<DscpMap>(&InterfaceObserved::dscp),
+      .render = DscpText,
+      // Unknown before: add every wanted entry, remove none.
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<DscpMap>& from,
+                  const DscpMap& to) { return io.SetDscp(*t, from.value_or(DscpMap{}), to); },
+  });
+}
+
+std::optional<Ets> DesiredEts(const InterfaceConfig& c, const InterfaceObserved&) {
+  if (!c.has_qos() || !c.qos().has_ets()) return std::nullopt;
+  const auto& ets = c.qos().ets();
+  if (ets.priority_to_tc_size() != 8 || ets.tc_bandwidth_size() != 8 || ets.tsa_size() != 8) return std::nullopt;
+  Ets e;
+  for (int k = 0; k < 8; ++k) {
+    e.prio_tc[k] = static_cast<uint8_t>(ets.priority_to_tc(k));
+    e.tc_bw[k] = static_cast<uint8_t>(ets.tc_bandwidth(k));
+    e.tsa[k] = TsaKernel(ets.tsa(k));
+  }
+  return e;
+}
+
+FieldSpec EtsField() {
+  return Erase<Ets>({
+      .field = Field::kEts,
+      .path = "qos.ets",
+      .scope = Scope::kNetdev,
+      .desired = DesiredEts,
+      .observe = Member<Ets>(&InterfaceObserved::ets),
+      .render = EtsText,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<Ets>&,
+                  const Ets& to) { return io.SetEts(*t, to); },
+  });
+}
+
+FieldSpec PfcField() {
+  return Erase<Pfc>({
+      .field = Field::kPfc,
+      .path = "qos.pfc",
+      .scope = Scope::kNetdev,
+      .disruptive = true,
+      .note = "mlx5 flaps the link when pfc_en changes",
+      .desired = [](const InterfaceConfig& c, const InterfaceObserved& obs) -> std::optional<Pfc> {
+        if (!c.has_qos() || !c.qos().has_pfc()) return std::nullopt;
+        const auto& pfc = c.qos().pfc();
+        // No delay in the config: keep the node's.
+        const uint16_t keep = obs.pfc ? obs.pfc->delay : 0;
+        return Pfc{MaskOf(pfc.priorities()), pfc.has_delay() ? static_cast<uint16_t>(pfc.delay()) : keep};
+      },
+      .observe = Member<Pfc>(&InterfaceObserved::pfc),
+      .render = PfcText,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<Pfc>&,
+                  const Pfc& to) { return io.SetPfc(*t, to); },
+  });
+}
+
+// One end of DCQCN: `np` the notification point, else the reaction point.
+FieldSpec EcnField(bool np) {
+  const hal::EcnRole role = np ? hal::EcnRole::kNotificationPoint : hal::EcnRole::kReactionPoint;
+  return Erase<uint64_t>({
+      .field = np ? Field::kEcnNp : Field::kEcnRp,
+      .path = np ? "qos.ecn.np_priorities" : "qos.ecn.rp_priorities",
+      .scope = Scope::kNetdev,
+      .desired = [np](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_qos() || !c.qos().has_ecn()) return std::nullopt;
+        return MaskOf(np ? c.qos().ecn().np_priorities() : c.qos().ecn().rp_priorities());
+      },
+      .observe = Member<uint64_t>(np ? &InterfaceObserved::ecn_np : &InterfaceObserved::ecn_rp),
+      .render = Mask,
+      // Unknown before: write every priority.
+      .write = [role](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>& from,
+                      const uint64_t& to) {
+        const auto want = static_cast<uint8_t>(to);
+        return io.SetEcn(*t, role, from ? static_cast<uint8_t>(*from) : static_cast<uint8_t>(~want), want);
+      },
+  });
+}
+
+FieldSpec RoceModeField() {
+  return Erase<uint64_t>({
+      .field = Field::kRoceMode,
+      .path = "roce.default_mode",
+      .scope = Scope::kRdmaPort,
+      .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_roce() || c.roce().default_mode() == roced::v1::ROCE_MODE_UNSPECIFIED) return std::nullopt;
+        return static_cast<uint64_t>(c.roce().default_mode());
+      },
+      .observe = Member<uint64_t>(&InterfaceObserved::roce_mode),
+      .render = RoceModeName,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>&,
+                  const uint64_t& to) { return io.SetRoceMode(*t, static_cast<roced::v1::RoceMode>(to)); },
+  });
+}
+
+FieldSpec RoceTosField() {
+  return Erase<uint64_t>({
+      .field = Field::kRoceTos,
+      .path = "roce.default_tos",
+      .scope = Scope::kRdmaPort,
+      .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_roce() || !c.roce().has_default_tos()) return std::nullopt;
+        return c.roce().default_tos();
+      },
+      .observe = Member<uint64_t>(&InterfaceObserved::roce_tos),
+      .render = Number,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>&,
+                  const uint64_t& to) { return io.SetRoceTos(*t, static_cast<uint32_t>(to)); },
+  });
+}
+
+}  // namespace
+
+std::span<const FieldSpec> Fields() {
+  // The table. Its order is the apply order: the order of Field.
+  static const std::array table = {
+      HugepagesField(),  // 1. hugepages
+      MtuField(),        // 2. MTU
+      DscpField(),       // 3. DSCP map (trust)
+      EtsField(),        // 4. ETS, then
+      PfcField(),        //    PFC
+      EcnField(true),    // 5. ECN, notification point
+      EcnField(false),   //    and reaction point
+      RoceModeField(),   // 6. rdma_cm defaults
+      RoceTosField(),
+  };
+  static_assert(std::tuple_size_v<std::remove_const_t<decltype(table)>> == kFieldCount,
+                "one entry per Field");
+  return table;
+}
+
+const FieldSpec& Spec(Field field) { return Fields()[static_cast<size_t>(field)]; }
+
+const FieldSpec* SpecByPath(std::string_view path) {
+  for (const FieldSpec& s : Fields()) {
+    if (path == s.path) return &s;
+  }
+  return nullptr;
+}
+
+const char* FieldPath(Field f) {
+  const size_t i = static_cast<size_t>(f);
+  return i < kFieldCount ? Fields()[i].path : "?";
+}
+
+std::string Render(const Value& v, Field f) {
+  if (std::holds_alternative<std::monostate>(v)) return "(unknown)";
+  const size_t i = static_cast<size_t>(f);
+  return i < kFieldCount ? Fields()[i].render(v) : "?";
+}
+
+}  // namespace roced::reconcile
