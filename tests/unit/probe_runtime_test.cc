@@ -368,6 +368,38 @@ TEST(ProbeRuntime, WorkCompletionErrorIsTheFailureReasonAndIsCounted) {
   EXPECT_TRUE(WaitFor([&] { return responder.behaviour.live.load() == 0; }));
 }
 
+// The runtime's peer client seam: a fake peer agent in place of gRPC; what
+// it answers reaches the result, the history and the metrics.
+TEST(ProbeRuntime, APeerClientGivenInTheOptionsIsTheOneUsed) {
+  probe::FakePeerClientForTest peer;
+  peer.open_error = absl::ResourceExhaustedError("32 probe endpoints open; the limit is 32");
+  ProbeRuntimeOptions opts;
+  opts.peers = &peer;
+  opts.name = "node1";
+  Node initiator(PeersConfig("node2", "10.9.9.9:7471"), true, false, opts);
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  EXPECT_EQ(r.failure_reason(), "peer_busy");
+  EXPECT_EQ(r.failure_detail(),
+            "OpenEndpoint at 10.9.9.9:7471: 32 probe endpoints open; the limit is 32");
+  {
+    std::lock_guard<std::mutex> lock(peer.mu);
+    ASSERT_EQ(peer.opens.size(), 1u);
+    EXPECT_EQ(peer.open_addresses[0], "10.9.9.9:7471");
+    EXPECT_EQ(peer.opens[0].initiator(), "node1");
+    peer.open_error = absl::OkStatus();
+  }
+  EXPECT_THAT(initiator.Metrics(),
+              HasSubstr("roced_probe_failures_total{peer=\"node2\",reason=\"peer_busy\"} 1"));
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  EXPECT_TRUE(r.success()) << r.failure_detail();
+  EXPECT_EQ(r.peer_counters_error(), "before the run: GetCounters: no answer configured");
+  EXPECT_EQ(initiator.behaviour.live.load(), 0);
+  std::lock_guard<std::mutex> lock(peer.mu);
+  ASSERT_EQ(peer.closes.size(), 1u);
+  EXPECT_EQ(peer.closes[0].endpoint_id(), "peer-endpoint-1");
+}
+
 roced::v1::OpenEndpointRequest OpenRequest(uint32_t lease_seconds = 60) {
   roced::v1::OpenEndpointRequest req;
   req.set_initiator("test");
