@@ -1,16 +1,18 @@
-// The agent's RDMA probes: both roles of agent-to-agent probing, the
-// schedule, the limits, the result history and the probe metrics.
+// The agent's RDMA probes: the wiring of the probe engine (lib/probe) to
+// the agent's config, threads, gRPC and metrics.
 //
-//  - Initiator (RunProbe, and the scheduler for probes.peers): creates a
-//    local endpoint, asks the peer agent's ProbePeer service for one of its
-//    own (OpenEndpoint, over gRPC), connects the queue pairs, runs the
-//    latency or bandwidth pattern, closes the peer's endpoint and records
-//    the result. Every failure becomes a result with a reason
+//  - Initiator (RunProbe, and the scheduler for probes.peers):
+//    probe::Initiator runs each probe start to end, talking to the peer
+//    agent through a probe::PeerClient (GrpcPeerClient unless the options
+//    give one). Every failure becomes a result with a reason
 //    (peer_unavailable, connect_timeout, wc_error:<status>, ...), never a
 //    hang: each step has a bound.
-//  - Responder (OpenEndpoint/CloseEndpoint): any number of peers at once,
-//    up to `max_responder_endpoints`; each endpoint has a lease and is
-//    released by itself if its initiator vanishes without closing it.
+//  - Responder (OpenEndpoint/CloseEndpoint): probe::ResponderRegistry, any
+//    number of peers at once, up to `max_responder_endpoints`; each
+//    endpoint has a lease and is released by the lease thread if its
+//    initiator vanishes without closing it.
+//  - Requests are resolved against the accepted config by
+//    probe::ResolveParams; results go to the history and the metrics here.
 //
 // Owned by the Server (like CountersRuntime). Metrics are registered on
 // the agent's registry: roced_probe_latency_seconds{peer,device} (one
@@ -18,37 +20,39 @@
 // {peer,device}, roced_probe_failures_total{peer,reason} and
 // roced_probe_last_success_timestamp_seconds{peer,kind}.
 //
-// Threads: Start() runs the lease reaper and the scheduler; scheduled
-// probes run on threads of their own; RunProbe runs on the caller's
-// thread. Every public method is thread-safe.
+// Threads: Start() runs the lease reaper ("roced-leases", every second)
+// and the scheduler ("roced-schedule"); scheduled probes run on worker
+// threads of their own, joined by the scheduler and by Stop(); RunProbe
+// runs its probe on the caller's thread. Every public method is
+// thread-safe. ProbeRuntime owns the engine objects, the default endpoint
+// factory and peer client, and its threads; not the agent, nor a factory
+// or peer client given in the options.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <atomic>
-#include <map>
 #include <memory>
-#include <optional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include <condition_variable>
-#include <mutex>
-
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "probe/endpoint.h"
 #include "probe/history.h"
+#include "probe/initiator.h"
+#include "probe/params.h"
+#include "probe/peer_client.h"
+#include "probe/responder.h"
 #include "probe/schedule.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "roced/v1/agent.pb.h"
-#include "roced/v1/peer.grpc.pb.h"
+#include "roced/v1/peer.pb.h"
 #include "util/triggered_loop.h"
 
 namespace roced::agent {
@@ -75,6 +79,9 @@ struct ProbeRuntimeOptions {
   bool schedule = true;
   // Sent to peers as OpenEndpointRequest.initiator; default: the hostname.
   std::string name;
+  // How the peer agents are called (tests pass a fake). Null: over gRPC
+  // (GrpcPeerClient). Not owned.
+  probe::PeerClient* peers = nullptr;
 };
 
 class ProbeRuntime {
@@ -108,43 +115,14 @@ class ProbeRuntime {
   // ProbePeer.CloseEndpoint: NOT_FOUND for an unknown (or expired) id.
   absl::Status CloseEndpoint(const std::string& endpoint_id) ABSL_LOCKS_EXCLUDED(mu_);
 
-  size_t responder_endpoints() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t responder_endpoints() const;
   int running_probes() const { return limiter_.running(); }
 
  private:
-  struct LocalPort {
-    std::string device;
-    uint32_t port = 0;
-    std::string netdev;
-    int numa_node = -1;
-    bool hugepages = false;  // the config reserves 2 MiB pages for it
-    uint32_t default_tos = 0;
-    bool has_default_tos = false;
-  };
-  struct Responder;
-  struct ProbeParams {
-    std::string peer;     // name in results and metrics
-    std::string address;  // host:port of the peer agent
-    roced::v1::ProbeKind kind = roced::v1::PROBE_KIND_LATENCY;
-    uint32_t size = 0;
-    uint32_t iterations = 0;
-    absl::Duration duration;
-    uint32_t qps = 1;
-    uint32_t outstanding = 128;
-    // Bandwidth: a counted run of this many messages (0: timed).
-    uint64_t messages = 0;
-    bool busy_poll = false;
-    std::optional<uint32_t> traffic_class;
-  };
-
-  absl::StatusOr<LocalPort> ResolveLocalPort() const;
-  // Fills defaults from the config and validates.
-  absl::StatusOr<ProbeParams> Params(const roced::v1::RunProbeRequest& request) const;
-  // Runs one probe start to end; never fails (failures are results).
-  roced::v1::ProbeResult Execute(const ProbeParams& params);
-  void Record(const roced::v1::ProbeResult& result);
-  std::shared_ptr<grpc::Channel> Channel(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
-  void ReleaseResponder(const std::shared_ptr<Responder>& responder);
+  // The probing port from the agent's current state and desired config.
+  absl::StatusOr<probe::LocalPort> ResolveLocalPort() const;
+  // Records a finished probe: history, metrics, the log.
+  void Record(const probe::InitiatorRun& run);
   // The lease reaper's pass (every second) and the scheduler's: how long
   // until a probe is due (at most 1 s, so config changes are seen), and a
   // pass that starts the due ones.
@@ -156,6 +134,9 @@ class ProbeRuntime {
   Agent* const agent_;
   ProbeRuntimeOptions options_;
   probe::EndpointFactory* factory_ = nullptr;
+  std::unique_ptr<probe::PeerClient> owned_peers_;
+  std::unique_ptr<probe::Initiator> initiator_;
+  std::unique_ptr<probe::ResponderRegistry> responders_;
   probe::ProbeHistory history_;
   probe::ProbeLimiter limiter_;
   probe::ProbeSchedule schedule_;
@@ -165,8 +146,6 @@ class ProbeRuntime {
   mutable std::mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, std::shared_ptr<Responder>> responders_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
 
   struct Worker {
     std::thread thread;
@@ -188,6 +167,6 @@ class ProbeRuntime {
 };
 
 // The kind's name in metrics, results and the CLI ("latency", "bandwidth").
-const char* ProbeKindName(roced::v1::ProbeKind kind);
+using probe::ProbeKindName;
 
 }  // namespace roced::agent

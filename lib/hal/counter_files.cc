@@ -41,6 +41,47 @@ bool IsGone(int err) { return err == ENODEV || err == ENOENT || err == ENXIO; }
 
 constexpr size_t kMaxCounterText = 32;  // u64 is 20 digits, plus newline
 
+// The counter files a directory lists: every entry but hw_counters/lifespan
+// (a setting). Empty when the directory is absent.
+std::vector<std::string> CounterNames(const std::string& path, CounterSource source) {
+  absl::StatusOr<std::vector<std::string>> names = util::ListDir(path);
+  std::vector<std::string> out;
+  if (!names.ok()) return out;
+  for (std::string& name : *names) {
+    if (source == CounterSource::kHwCounters && name == "lifespan") continue;
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+enum class ReadOutcome { kValue, kSkipped, kGone };
+
+// Reads one counter through `fd`, or, when `fd` < 0, by opening
+// <dir>/<name> for this read only. kGone: the attribute, and so its device,
+// was removed.
+ReadOutcome ReadCounter(int fd, const std::string& dir, const std::string& name,
+                        uint64_t* value) {
+  char buf[kMaxCounterText + 1];
+  const bool own = fd < 0;
+  if (own) fd = ::open(absl::StrCat(dir, "/", name).c_str(), O_RDONLY | O_CLOEXEC);
+  ssize_t n = -1;
+  int err = errno;
+  if (fd >= 0) {
+    do {
+      n = ::pread(fd, buf, kMaxCounterText, 0);
+    } while (n < 0 && errno == EINTR);
+    err = errno;
+    if (own) ::close(fd);
+  }
+  if (n < 0) {
+    // EINVAL/EIO/EOPNOTSUPP: this counter is unreadable right now (mlx5
+    // fails some reads while the port is down); skip it.
+    return IsGone(err) ? ReadOutcome::kGone : ReadOutcome::kSkipped;
+  }
+  return ParseCounterText(buf, static_cast<size_t>(n), value) ? ReadOutcome::kValue
+                                                               : ReadOutcome::kSkipped;
+}
+
 }  // namespace
 
 const char* CounterSourceName(CounterSource source) {
@@ -91,14 +132,7 @@ void CounterFiles::Rescan() {
 }
 
 void CounterFiles::SyncDir(const std::string& path, Dir* dir) {
-  absl::StatusOr<std::vector<std::string>> names = util::ListDir(path);
-  std::vector<std::string> wanted;
-  if (names.ok()) {
-    for (std::string& name : *names) {
-      if (dir->source == CounterSource::kHwCounters && name == "lifespan") continue;
-      wanted.push_back(std::move(name));
-    }
-  }
+  const std::vector<std::string> wanted = CounterNames(path, dir->source);
   // Both lists are sorted: keep files still present, close the others, and
   // open the new ones.
   std::vector<File> next;
@@ -192,7 +226,6 @@ std::vector<PortCounterSet> CounterFiles::Read() {
   if (!scanned_ || MonotonicNow() - last_scan_ >= rescan_interval_) RescanLocked();
   std::vector<PortCounterSet> out;
   std::vector<std::string> gone;
-  char buf[kMaxCounterText + 1];
   for (auto& [device, dirs] : devices_) {
     bool device_gone = false;
     std::vector<PortCounterSet> sets;
@@ -203,30 +236,13 @@ std::vector<PortCounterSet> CounterFiles::Read() {
       set.source = dir.source;
       set.values.reserve(dir.files.size());
       for (File& f : dir.files) {
-        int fd = f.fd;
-        if (fd < 0) fd = ::open(absl::StrCat(dir.path, "/", f.name).c_str(), O_RDONLY | O_CLOEXEC);
-        ssize_t n = -1;
-        int err = errno;
-        if (fd >= 0) {
-          do {
-            n = ::pread(fd, buf, kMaxCounterText, 0);
-          } while (n < 0 && errno == EINTR);
-          err = errno;
-          if (f.fd < 0) ::close(fd);
-        }
-        if (n < 0) {
-          if (IsGone(err)) {
-            device_gone = true;
-            break;
-          }
-          // EINVAL/EIO/EOPNOTSUPP: this counter is unreadable right now
-          // (mlx5 fails some reads while the port is down); skip it.
-          continue;
-        }
         uint64_t value = 0;
-        if (ParseCounterText(buf, static_cast<size_t>(n), &value)) {
-          set.values.push_back({f.name, value});
+        const ReadOutcome outcome = ReadCounter(f.fd, dir.path, f.name, &value);
+        if (outcome == ReadOutcome::kGone) {
+          device_gone = true;
+          break;
         }
+        if (outcome == ReadOutcome::kValue) set.values.push_back({f.name, value});
       }
       if (device_gone) break;
       sets.push_back(std::move(set));
@@ -247,6 +263,28 @@ std::vector<PortCounterSet> CounterFiles::Read() {
 size_t CounterFiles::open_files() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_files_;
+}
+
+std::vector<PortCounterSet> ReadPortCounterSets(const Paths& paths, const std::string& device,
+                                                uint32_t port) {
+  std::vector<PortCounterSet> out;
+  const std::string ports_dir = absl::StrCat(paths.sysfs, "/class/infiniband/", device, "/ports/", port);
+  for (CounterSource source : {CounterSource::kCounters, CounterSource::kHwCounters}) {
+    const std::string path = absl::StrCat(ports_dir, "/", CounterSourceName(source));
+    PortCounterSet set;
+    set.device = device;
+    set.port = port;
+    set.source = source;
+    for (const std::string& name : CounterNames(path, source)) {
+      if (!IsRegularFile(absl::StrCat(path, "/", name))) continue;
+      uint64_t value = 0;
+      const ReadOutcome outcome = ReadCounter(-1, path, name, &value);
+      if (outcome == ReadOutcome::kGone) return {};
+      if (outcome == ReadOutcome::kValue) set.values.push_back({name, value});
+    }
+    if (!set.values.empty()) out.push_back(std::move(set));
+  }
+  return out;
 }
 
 }  // namespace roced::hal

@@ -17,6 +17,7 @@
 //
 // Thread-safe: Read() and Rescan() may be called from any thread (metrics
 // scrapes, GetCounters); calls are serialized internally.
+// ReadPortCounterSets() (below) is the same reader for one port, uncached.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +114,14 @@ class CounterFiles {
   bool scanned_ = false;
   absl::Time last_scan_;
 };
+
+// One read of one port's counters/ and hw_counters/ that keeps nothing
+// open (the probe engine's snapshots before and after a run): the files,
+// skips and parsing of CounterFiles::Read(), without its cache. Sets come
+// counters/ first; a directory with no readable counter gives no set; a
+// device removed during the read gives no sets at all. Thread-safe.
+std::vector<PortCounterSet> ReadPortCounterSets(const Paths& paths, const std::string& device,
+                                                uint32_t port);
 
 // Parses a counter file's text ("12345\n"); false when it is not a
 // non-negative decimal number.

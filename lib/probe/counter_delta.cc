@@ -1,26 +1,35 @@
 #include "probe/counter_delta.h"
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "util/fs.h"
+#include "hal/counter_files.h"
 
 namespace roced::probe {
 
 CounterSnapshot ReadPortCounters(const std::string& sysfs_root, const std::string& device,
                                  uint32_t port) {
   CounterSnapshot out;
-  const std::string base =
-      absl::StrCat(sysfs_root, "/class/infiniband/", device, "/ports/", port, "/");
-  for (const char* dir : {"hw_counters", "counters"}) {
-    auto names = util::ListDir(base + dir);
-    if (!names.ok()) continue;
-    const std::string prefix = std::string(dir) == "counters" ? "counters/" : "";
-    for (const std::string& name : *names) {
-      if (name == "lifespan") continue;
-      auto text = util::ReadFileTrimmed(base + dir + "/" + name);
-      uint64_t value = 0;
-      if (text.ok() && absl::SimpleAtoi(*text, &value)) out[prefix + name] = value;
+  hal::Paths paths;
+  paths.sysfs = sysfs_root;
+  for (const hal::PortCounterSet& set : hal::ReadPortCounterSets(paths, device, port)) {
+    const std::string prefix = set.source == hal::CounterSource::kCounters ? "counters/" : "";
+    for (const hal::CounterValue& c : set.values) out[prefix + c.name] = c.value;
+  }
+  return out;
+}
+
+absl::StatusOr<CounterSnapshot> PeerCounterSnapshot(const roced::v1::GetCountersResponse& response,
+                                                    const std::string& device) {
+  CounterSnapshot out;
+  for (const auto& set : response.sets()) {
+    if (set.device() != device) continue;
+    if (set.source() != "hw_counters" && set.source() != "counters") continue;
+    const std::string prefix = set.source() == "counters" ? "counters/" : "";
+    for (const auto& c : set.counters()) {
+      out[prefix + (c.source_name().empty() ? c.name() : c.source_name())] = c.value();
     }
+  }
+  if (out.empty()) {
+    return absl::NotFoundError(absl::StrCat("GetCounters: no RDMA counters for ", device));
   }
   return out;
 }

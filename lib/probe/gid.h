@@ -5,7 +5,8 @@
 // table as it is when the endpoint is created, never by a fixed index.
 //
 // SelectRoceV2Ipv4Gid is pure (unit-tested on hand-made tables);
-// QueryGidTable reads a live table through libibverbs.
+// QueryGidTable reads a live table through libibverbs. Both are
+// thread-safe (the context is the caller's, borrowed for the call).
 #pragma once
 
 #include <infiniband/verbs.h>

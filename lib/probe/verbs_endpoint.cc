@@ -223,6 +223,114 @@ absl::Status WcError(const ibv_wc& wc) {
                                  ", vendor error 0x", absl::Hex(wc.vendor_err), ")"));
 }
 
+// The bookkeeping of one RunBandwidth: what each QP has posted, has in
+// flight and has left unsignaled, what completed and counts, and the peak
+// rate's window.
+struct BandwidthRunState {
+  BandwidthRunState(const BandwidthOptions& options, size_t qps, uint32_t depth, uint32_t msg_size)
+      : nqp(qps),
+        per_qp(std::clamp<uint32_t>(static_cast<uint32_t>((options.outstanding + qps - 1) / qps), 1,
+                                    depth)),
+        // Every cq_mod-th work request is signaled and its completion
+        // retires the ones before it (RC completes in order), as ib_write_bw
+        // does. The wr_id of a signaled request carries its QP and how many
+        // it retires, so a counted run's last, shorter batch is accounted
+        // exactly.
+        cq_mod(std::clamp<uint32_t>(per_qp / 4, 1, 32)),
+        counted(options.messages > 0),
+        size(msg_size),
+        quota(qps, 0),
+        posted(qps, 0),
+        in_flight(qps, 0),
+        unsignaled(qps, 0),
+        window(absl::ToChronoNanoseconds(options.peak_window)),
+        completion_timeout(absl::ToChronoNanoseconds(options.completion_timeout)) {
+    // A counted run splits its messages over the QPs (the first ones take
+    // the remainder).
+    for (size_t q = 0; q < nqp; ++q) {
+      quota[q] = options.messages / nqp + (q < options.messages % nqp ? 1 : 0);
+    }
+    start = Clock::now();
+    end = start + absl::ToChronoNanoseconds(options.duration);
+    // What is still in flight at the end drains at the link's pace: on a
+    // slow link (Soft-RoCE, a congested path) 128 x 64 KiB can take
+    // seconds. Only a stall (no completion for completion_timeout) or a
+    // drain far beyond the run is a failure.
+    drain_limit = end + 2 * absl::ToChronoNanoseconds(options.duration) + completion_timeout;
+    window_start = start;
+    last_progress = start;
+    last_counted = start;
+  }
+
+  // Retires what `n` completions signal. A failed one ends the run.
+  absl::Status Account(const ibv_wc* wcs, int n, Clock::time_point after) {
+    for (int k = 0; k < n; ++k) {
+      if (wcs[k].status != IBV_WC_SUCCESS) return WcError(wcs[k]);
+      const size_t q = static_cast<size_t>(wcs[k].wr_id & 0xffffffffu);
+      const uint32_t retired = static_cast<uint32_t>(wcs[k].wr_id >> 32);
+      if (q >= nqp) continue;
+      in_flight[q] -= std::min(in_flight[q], retired);
+      completed += retired;
+      // What completed within the run's duration counts (all of a counted
+      // run), over the time up to its last completion (as ib_write_bw
+      // divides by first post to last completion): each completion retires
+      // up to cq_mod messages at once, and dividing by the full duration
+      // would lose up to a chunk's worth at the end.
+      if (counted || after <= end) {
+        run.messages += retired;
+        run.bytes += static_cast<uint64_t>(retired) * size;
+        last_counted = after;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A window closes after peak_window and at least four completions: each
+  // completion retires cq_mod messages at once, and a window with one
+  // completion on a slow link would report that burst as the peak.
+  void UpdatePeak(int n, Clock::time_point after) {
+    window_completions += static_cast<uint32_t>(n);
+    if ((counted || after <= end) && after - window_start >= window && window_completions >= 4) {
+      const double secs = std::chrono::duration<double>(after - window_start).count();
+      run.peak_bits_per_second = std::max(
+          run.peak_bits_per_second, static_cast<double>(run.bytes - window_bytes) * 8.0 / secs);
+      window_start = after;
+      window_bytes = run.bytes;
+      window_completions = 0;
+    }
+  }
+
+  // Everything that will be posted was, and nothing is in flight.
+  bool Drained(bool stopping) const {
+    const bool all_posted =
+        stopping || (counted && std::equal(posted.begin(), posted.end(), quota.begin()));
+    return all_posted &&
+           std::all_of(in_flight.begin(), in_flight.end(), [](uint32_t f) { return f == 0; });
+  }
+
+  const size_t nqp;
+  const uint32_t per_qp;
+  const uint32_t cq_mod;
+  const bool counted;
+  const uint32_t size;
+  std::vector<uint64_t> quota;
+  std::vector<uint64_t> posted;
+  std::vector<uint32_t> in_flight;
+  std::vector<uint32_t> unsignaled;
+  const std::chrono::nanoseconds window;
+  const std::chrono::nanoseconds completion_timeout;
+  BandwidthRun run;
+  Clock::time_point start;
+  Clock::time_point end;
+  Clock::time_point drain_limit;
+  Clock::time_point window_start;
+  uint64_t window_bytes = 0;
+  uint32_t window_completions = 0;
+  uint64_t completed = 0;  // messages, including those after `end`
+  Clock::time_point last_progress;
+  Clock::time_point last_counted;
+};
+
 class VerbsEndpoint final : public Endpoint {
  public:
   VerbsEndpoint(std::shared_ptr<DeviceHandle> device, const EndpointSpec& spec)
@@ -422,114 +530,35 @@ class VerbsEndpoint final : public Endpoint {
   absl::StatusOr<BandwidthRun> RunBandwidth(const BandwidthOptions& options,
                                             const std::atomic<bool>* cancel) override {
     RETURN_IF_ERROR(RequireConnected());
-    const size_t nqp = qps_.size();
-    const uint32_t depth = std::max<uint32_t>(1, spec_.outstanding);
-    const uint32_t per_qp = std::clamp<uint32_t>(
-        static_cast<uint32_t>((options.outstanding + nqp - 1) / nqp), 1, depth);
-    // Every cq_mod-th work request is signaled and its completion retires
-    // the ones before it (RC completes in order), as ib_write_bw does. The
-    // wr_id of a signaled request carries its QP and how many it retires,
-    // so a counted run's last, shorter batch is accounted exactly.
-    const uint32_t cq_mod = std::clamp<uint32_t>(per_qp / 4, 1, 32);
-    const bool counted = options.messages > 0;
-    // A counted run splits its messages over the QPs (the first ones take
-    // the remainder).
-    std::vector<uint64_t> quota(nqp, 0);
-    for (size_t q = 0; q < nqp; ++q) {
-      quota[q] = options.messages / nqp + (q < options.messages % nqp ? 1 : 0);
-    }
-    std::vector<uint64_t> posted(nqp, 0);
-    std::vector<uint32_t> in_flight(nqp, 0);
-    std::vector<uint32_t> unsignaled(nqp, 0);
-    BandwidthRun run;
-    const Clock::time_point start = Clock::now();
-    const Clock::time_point end = start + absl::ToChronoNanoseconds(options.duration);
-    const auto window = absl::ToChronoNanoseconds(options.peak_window);
-    const auto completion_timeout = absl::ToChronoNanoseconds(options.completion_timeout);
-    // What is still in flight at the end drains at the link's pace: on a
-    // slow link (Soft-RoCE, a congested path) 128 x 64 KiB can take
-    // seconds. Only a stall (no completion for completion_timeout) or a
-    // drain far beyond the run is a failure.
-    const Clock::time_point drain_limit =
-        end + 2 * absl::ToChronoNanoseconds(options.duration) + completion_timeout;
-    Clock::time_point window_start = start;
-    uint64_t window_bytes = 0;
-    uint32_t window_completions = 0;
-    uint64_t completed = 0;  // messages, including those after `end`
-    Clock::time_point last_progress = start;
-    Clock::time_point last_counted = start;
+    BandwidthRunState st(options, qps_.size(), std::max<uint32_t>(1, spec_.outstanding), spec_.size);
     ibv_wc wcs[16];
     while (true) {
       const Clock::time_point now = Clock::now();
-      if (counted && now > end) return TimedOutBandwidth(completed == 0, "the counted messages");
-      const bool stopping = (!counted && now >= end) ||
+      if (st.counted && now > st.end) {
+        return TimedOutBandwidth(st.completed == 0, "the counted messages");
+      }
+      const bool stopping = (!st.counted && now >= st.end) ||
                             (cancel != nullptr && cancel->load(std::memory_order_relaxed));
-      if (now > drain_limit) {
-        return TimedOutBandwidth(completed == 0, "outstanding writes to drain");
+      if (now > st.drain_limit) {
+        return TimedOutBandwidth(st.completed == 0, "outstanding writes to drain");
       }
-      for (size_t q = 0; q < nqp; ++q) {
-        // When stopping, top up only to the next signaled request, so the
-        // last one posted is always signaled and everything drains. A
-        // counted run signals its last request, whatever its place.
-        while (in_flight[q] < per_qp && (!counted || posted[q] < quota[q]) &&
-               (!stopping || unsignaled[q] != 0)) {
-          const bool last = counted && posted[q] + 1 == quota[q];
-          const bool signaled = unsignaled[q] + 1 == cq_mod || last;
-          const uint64_t wr_id = signaled ? (static_cast<uint64_t>(unsignaled[q] + 1) << 32) | q : 0;
-          RETURN_IF_ERROR(PostWrite(q, signaled, wr_id));
-          ++posted[q];
-          ++in_flight[q];
-          unsignaled[q] = signaled ? 0 : unsignaled[q] + 1;
-        }
-      }
+      RETURN_IF_ERROR(PostBandwidth(&st, stopping));
       int n = ibv_poll_cq(cq_.get(), 16, wcs);
       if (n < 0) return VerbsError("ibv_poll_cq", EIO);
       const Clock::time_point after = Clock::now();
-      for (int k = 0; k < n; ++k) {
-        if (wcs[k].status != IBV_WC_SUCCESS) return WcError(wcs[k]);
-        const size_t q = static_cast<size_t>(wcs[k].wr_id & 0xffffffffu);
-        const uint32_t retired = static_cast<uint32_t>(wcs[k].wr_id >> 32);
-        if (q >= nqp) continue;
-        in_flight[q] -= std::min(in_flight[q], retired);
-        completed += retired;
-        // What completed within the run's duration counts (all of a
-        // counted run), over the time up to its last completion (as
-        // ib_write_bw divides by first post to last completion): each
-        // completion retires up to cq_mod messages at once, and dividing
-        // by the full duration would lose up to a chunk's worth at the end.
-        if (counted || after <= end) {
-          run.messages += retired;
-          run.bytes += static_cast<uint64_t>(retired) * spec_.size;
-          last_counted = after;
-        }
-      }
+      RETURN_IF_ERROR(st.Account(wcs, n, after));
       if (n > 0) {
-        last_progress = after;
-      } else if (after - last_progress > completion_timeout) {
-        return TimedOutBandwidth(completed == 0, "a completion");
+        st.last_progress = after;
+      } else if (after - st.last_progress > st.completion_timeout) {
+        return TimedOutBandwidth(st.completed == 0, "a completion");
       }
-      window_completions += static_cast<uint32_t>(n);
-      // A window closes after peak_window and at least four completions:
-      // each completion retires cq_mod messages at once, and a window with
-      // one completion on a slow link would report that burst as the peak.
-      if ((counted || after <= end) && after - window_start >= window && window_completions >= 4) {
-        const double secs = std::chrono::duration<double>(after - window_start).count();
-        run.peak_bits_per_second = std::max(
-            run.peak_bits_per_second, static_cast<double>(run.bytes - window_bytes) * 8.0 / secs);
-        window_start = after;
-        window_bytes = run.bytes;
-        window_completions = 0;
-      }
-      const bool all_posted =
-          stopping || (counted && std::equal(posted.begin(), posted.end(), quota.begin()));
-      if (all_posted && std::all_of(in_flight.begin(), in_flight.end(),
-                                    [](uint32_t f) { return f == 0; })) {
-        break;
-      }
+      st.UpdatePeak(n, after);
+      if (st.Drained(stopping)) break;
     }
     if (cancel != nullptr && cancel->load()) return Cancelled();
-    run.elapsed = absl::Nanoseconds(Nanos(run.messages > 0 ? last_counted - start : end - start));
-    return run;
+    st.run.elapsed =
+        absl::Nanoseconds(Nanos(st.run.messages > 0 ? st.last_counted - st.start : st.end - st.start));
+    return st.run;
   }
 
  private:
@@ -579,6 +608,27 @@ class VerbsEndpoint final : public Endpoint {
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(qps_[qp].get(), &wr, &bad); rc != 0) {
       return VerbsError("ibv_post_send", rc);
+    }
+    return absl::OkStatus();
+  }
+
+  // Tops every QP up to its share of the writes in flight. When stopping,
+  // only to the next signaled request, so the last one posted is always
+  // signaled and everything drains. A counted run signals its last
+  // request, whatever its place.
+  absl::Status PostBandwidth(BandwidthRunState* st, bool stopping) {
+    for (size_t q = 0; q < st->nqp; ++q) {
+      while (st->in_flight[q] < st->per_qp && (!st->counted || st->posted[q] < st->quota[q]) &&
+             (!stopping || st->unsignaled[q] != 0)) {
+        const bool last = st->counted && st->posted[q] + 1 == st->quota[q];
+        const bool signaled = st->unsignaled[q] + 1 == st->cq_mod || last;
+        const uint64_t wr_id =
+            signaled ? (static_cast<uint64_t>(st->unsignaled[q] + 1) << 32) | q : 0;
+        RETURN_IF_ERROR(PostWrite(q, signaled, wr_id));
+        ++st->posted[q];
+        ++st->in_flight[q];
+        st->unsignaled[q] = signaled ? 0 : st->unsignaled[q] + 1;
+      }
     }
     return absl::OkStatus();
   }

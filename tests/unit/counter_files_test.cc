@@ -192,6 +192,32 @@ TEST(CounterFilesTest, NoInfinibandClassDirectoryMeansNoDevices) {
   fs::remove_all(root);
 }
 
+// The uncached one-port read (the probe engine's) sees what Read() sees for
+// that port, and nothing of other ports or devices.
+TEST(ReadPortCounterSetsTest, GivesOnePortsSetsAsReadDoes) {
+  CounterFiles files(Paths{.sysfs = kFixture}, NoAutoRescan());
+  auto all = ByDir(files.Read());
+  auto one = ByDir(ReadPortCounterSets(Paths{.sysfs = kFixture}, "mlx5_0", 1));
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one["mlx5_0/1/counters"], all["mlx5_0/1/counters"]);
+  EXPECT_EQ(one["mlx5_0/1/hw_counters"], all["mlx5_0/1/hw_counters"]);
+  EXPECT_EQ(one["mlx5_0/1/hw_counters"].count("lifespan"), 0u);
+  // rxe has no counters/: no set for it, not an empty one.
+  auto rxe = ReadPortCounterSets(Paths{.sysfs = kFixture}, "rxe0", 1);
+  ASSERT_EQ(rxe.size(), 1u);
+  EXPECT_EQ(rxe[0].source, CounterSource::kHwCounters);
+  EXPECT_THAT(ReadPortCounterSets(Paths{.sysfs = kFixture}, "nodev", 1), IsEmpty());
+  EXPECT_THAT(ReadPortCounterSets(Paths{.sysfs = kFixture}, "mlx5_0", 2), IsEmpty());
+}
+
+TEST(ReadPortCounterSetsTest, TextThatIsNotANumberIsLeftOut) {
+  TreeCopy tree;
+  WriteInPlace(tree.CounterPath("mlx5_0", "hw_counters", "np_cnp_sent"), "n/a\n");
+  auto one = ByDir(ReadPortCounterSets(Paths{.sysfs = tree.sysfs()}, "mlx5_0", 1));
+  EXPECT_EQ(one["mlx5_0/1/hw_counters"].count("np_cnp_sent"), 0u);
+  EXPECT_EQ(one["mlx5_0/1/hw_counters"].size(), 24u);
+}
+
 TEST(CounterFilesParseTest, AcceptsKernelTextAndRejectsTheRest) {
   uint64_t v = 0;
   EXPECT_TRUE(ParseCounterText("18446744073709551615\n", 21, &v));

@@ -359,5 +359,49 @@ TEST(CounterDeltas, ReadsHwCountersAndReportsWhatGrew) {
   std::filesystem::remove_all(root);
 }
 
+TEST(CounterDeltas, PmaCountersArePrefixedAndHwCountersKeepTheirName) {
+  const std::string fixture = std::string(ROCED_FIXTURES) + "/sysfs";
+  CounterSnapshot s = ReadPortCounters(fixture, "mlx5_0", 1);
+  EXPECT_EQ(s.size(), 21u + 25u);
+  EXPECT_EQ(s.at("np_cnp_sent"), 101201u);
+  EXPECT_EQ(s.count("counters/port_xmit_data"), 1u);
+  EXPECT_EQ(s.count("port_xmit_data"), 0u);
+}
+
+TEST(PeerCounterSnapshot, TakesTheDevicesRdmaSetsByTheirSourceNames) {
+  roced::v1::GetCountersResponse resp;
+  auto* hw = resp.add_sets();
+  hw->set_device("mlx5_0");
+  hw->set_source("hw_counters");
+  auto* c = hw->add_counters();
+  c->set_name("cnp_sent");
+  c->set_source_name("np_cnp_sent");
+  c->set_value(5);
+  c = hw->add_counters();
+  c->set_name("out_of_sequence");
+  c->set_value(2);
+  auto* pma = resp.add_sets();
+  pma->set_device("mlx5_0");
+  pma->set_source("counters");
+  c = pma->add_counters();
+  c->set_name("port_xmit_data");
+  c->set_value(9);
+  auto* other = resp.add_sets();  // another device, and a non-RDMA source
+  other->set_device("mlx5_1");
+  other->set_source("hw_counters");
+  other->add_counters()->set_name("x");
+  auto* ethtool = resp.add_sets();
+  ethtool->set_device("mlx5_0");
+  ethtool->set_source("ethtool");
+  ethtool->add_counters()->set_name("rx_pause");
+  absl::StatusOr<CounterSnapshot> s = PeerCounterSnapshot(resp, "mlx5_0");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*s, (CounterSnapshot{{"np_cnp_sent", 5}, {"out_of_sequence", 2},
+                                 {"counters/port_xmit_data", 9}}));
+  absl::StatusOr<CounterSnapshot> none = PeerCounterSnapshot(resp, "mlx5_9");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(), "GetCounters: no RDMA counters for mlx5_9");
+}
+
 }  // namespace
 }  // namespace roced::probe

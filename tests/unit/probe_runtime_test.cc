@@ -1,8 +1,10 @@
-// The agent's probe orchestration over real gRPC servers on loopback
-// (agents on the fixture sysfs tree), with a fake endpoint factory in place
-// of libibverbs: peer set-up and tear-down, failure reasons, limits,
-// responder leases, history, metrics and the schedule. The verbs engine
-// itself runs in the lab (tests/lab/tests/probe_*.sh).
+// The agent's probe wiring over real gRPC servers on loopback (agents on
+// the fixture sysfs tree), with a fake endpoint factory in place of
+// libibverbs: peer set-up and tear-down across two agents, failure reasons
+// on a real network, limits, responder leases, history, metrics and the
+// schedule. The engine's own logic is tested without gRPC in
+// probe_initiator_test and probe_responder_test; the verbs engine runs in
+// the lab (tests/lab/tests/probe_*.sh).
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -24,125 +26,19 @@
 #include "agent/probe_runtime.h"
 #include "agent/server.h"
 #include "composed_agent.h"
+#include "fake_probe_for_test.h"
 #include "probe/reason.h"
 #include "prometheus/text_serializer.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
-#include "util/status_macros.h"
 
 namespace roced::agent {
 namespace {
 
 using ::testing::HasSubstr;
 
-// What the fake endpoints of one node do; shared by all of them.
-struct FakeBehaviour {
-  std::atomic<int> live{0};
-  std::atomic<int> created{0};
-  std::atomic<int> serving{0};
-  std::atomic<int> running{0};
-  std::atomic<bool> block{false};  // runs wait until cleared (or cancelled)
-  std::mutex mu;
-  absl::Status run_error;
-  std::vector<roced::v1::QpEndpoint> last_remote;
-  uint32_t last_traffic_class = 0;
-  // The specs and bandwidth options the runtime asked for, last ones.
-  bool last_busy_poll = false;
-  uint64_t last_messages = 0;
-  // Device the endpoints report instead of the spec's (a responder whose
-  // device has no counters).
-  std::string device_override;
-};
-
-class FakeEndpoint final : public probe::Endpoint {
- public:
-  FakeEndpoint(FakeBehaviour* b, const probe::EndpointSpec& spec) : b_(b), device_(spec.device) {
-    ++b_->live;
-    ++b_->created;
-    {
-      std::lock_guard<std::mutex> lock(b_->mu);
-      b_->last_busy_poll = spec.busy_poll;
-      if (!b_->device_override.empty()) device_ = b_->device_override;
-    }
-    for (uint32_t i = 0; i < spec.qps; ++i) {
-      roced::v1::QpEndpoint qp;
-      qp.set_qpn(100 + i);
-      qp.set_psn(7);
-      qp.set_gid(std::string(16, '\x01'));
-      qp.set_rkey(42);
-      qp.set_addr(4096);
-      qp.set_length(spec.size);
-      qp.set_active_mtu(1024);
-      local_.push_back(qp);
-    }
-  }
-  ~FakeEndpoint() override { --b_->live; }
-
-  const std::vector<roced::v1::QpEndpoint>& local() const override { return local_; }
-  const std::string& device() const override { return device_; }
-  absl::Status Connect(const std::vector<roced::v1::QpEndpoint>& remote,
-                       uint32_t traffic_class) override {
-    std::lock_guard<std::mutex> lock(b_->mu);
-    b_->last_remote = remote;
-    b_->last_traffic_class = traffic_class;
-    return absl::OkStatus();
-  }
-  absl::StatusOr<probe::LatencyRun> RunLatency(const probe::LatencyOptions& options,
-                                               const std::atomic<bool>* cancel) override {
-    RETURN_IF_ERROR(Wait(cancel));
-    probe::LatencyRun run;
-    // Round trips of 10, 20, ... 100 us: one-way 5..50 us.
-    for (uint32_t i = 0; i < options.iterations; ++i) run.rtt_ns.push_back(10000 * (1 + i % 10));
-    return run;
-  }
-  absl::Status ServeLatency(const std::atomic<bool>* stop) override {
-    ++b_->serving;
-    while (!stop->load()) absl::SleepFor(absl::Milliseconds(5));
-    --b_->serving;
-    return absl::OkStatus();
-  }
-  absl::StatusOr<probe::BandwidthRun> RunBandwidth(const probe::BandwidthOptions& options,
-                                                   const std::atomic<bool>* cancel) override {
-    RETURN_IF_ERROR(Wait(cancel));
-    probe::BandwidthRun run;
-    run.bytes = 1250000000;  // 10 Gb/s over 1 s
-    run.messages = 19073;
-    run.elapsed = absl::Seconds(1);
-    std::lock_guard<std::mutex> lock(b_->mu);
-    b_->last_messages = options.messages;
-    return run;
-  }
-
- private:
-  absl::Status Wait(const std::atomic<bool>* cancel) {
-    ++b_->running;
-    while (b_->block.load()) {
-      if (cancel != nullptr && cancel->load()) {
-        --b_->running;
-        return probe::ProbeError(absl::StatusCode::kCancelled, probe::kReasonCancelled, "cancelled");
-      }
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    --b_->running;
-    std::lock_guard<std::mutex> lock(b_->mu);
-    return b_->run_error;
-  }
-
-  FakeBehaviour* b_;
-  std::string device_;
-  std::vector<roced::v1::QpEndpoint> local_;
-};
-
-class FakeFactory final : public probe::EndpointFactory {
- public:
-  explicit FakeFactory(FakeBehaviour* b) : b_(b) {}
-  absl::StatusOr<std::unique_ptr<probe::Endpoint>> Create(const probe::EndpointSpec& spec) override {
-    return std::make_unique<FakeEndpoint>(b_, spec);
-  }
-
- private:
-  FakeBehaviour* b_;
-};
+using FakeBehaviour = probe::FakeEndpointBehaviour;
+using FakeFactory = probe::FakeEndpointFactoryForTest;
 
 // One agent with its gRPC server on loopback and a fake RDMA engine.
 class Node {
@@ -469,6 +365,38 @@ TEST(ProbeRuntime, WorkCompletionErrorIsTheFailureReasonAndIsCounted) {
                         "retry counter exceeded\"} 1"));
   // The peer's endpoint was closed even though the run failed.
   EXPECT_TRUE(WaitFor([&] { return responder.behaviour.live.load() == 0; }));
+}
+
+// The runtime's peer client seam: a fake peer agent in place of gRPC; what
+// it answers reaches the result, the history and the metrics.
+TEST(ProbeRuntime, APeerClientGivenInTheOptionsIsTheOneUsed) {
+  probe::FakePeerClientForTest peer;
+  peer.open_error = absl::ResourceExhaustedError("32 probe endpoints open; the limit is 32");
+  ProbeRuntimeOptions opts;
+  opts.peers = &peer;
+  opts.name = "node1";
+  Node initiator(PeersConfig("node2", "10.9.9.9:7471"), true, false, opts);
+  roced::v1::ProbeResult r;
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  EXPECT_EQ(r.failure_reason(), "peer_busy");
+  EXPECT_EQ(r.failure_detail(),
+            "OpenEndpoint at 10.9.9.9:7471: 32 probe endpoints open; the limit is 32");
+  {
+    std::lock_guard<std::mutex> lock(peer.mu);
+    ASSERT_EQ(peer.opens.size(), 1u);
+    EXPECT_EQ(peer.open_addresses[0], "10.9.9.9:7471");
+    EXPECT_EQ(peer.opens[0].initiator(), "node1");
+    peer.open_error = absl::OkStatus();
+  }
+  EXPECT_THAT(initiator.Metrics(),
+              HasSubstr("roced_probe_failures_total{peer=\"node2\",reason=\"peer_busy\"} 1"));
+  ASSERT_TRUE(initiator.RunProbe(Request("node2"), &r).ok());
+  EXPECT_TRUE(r.success()) << r.failure_detail();
+  EXPECT_EQ(r.peer_counters_error(), "before the run: GetCounters: no answer configured");
+  EXPECT_EQ(initiator.behaviour.live.load(), 0);
+  std::lock_guard<std::mutex> lock(peer.mu);
+  ASSERT_EQ(peer.closes.size(), 1u);
+  EXPECT_EQ(peer.closes[0].endpoint_id(), "peer-endpoint-1");
 }
 
 roced::v1::OpenEndpointRequest OpenRequest(uint32_t lease_seconds = 60) {
