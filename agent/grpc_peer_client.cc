@@ -35,37 +35,39 @@ std::shared_ptr<grpc::Channel> GrpcPeerClient::Channel(const std::string& addres
   return channel;
 }
 
-absl::StatusOr<roced::v1::OpenEndpointResponse> GrpcPeerClient::OpenEndpoint(
-    const std::string& address, const roced::v1::OpenEndpointRequest& request,
-    absl::Time deadline) {
-  auto stub = roced::v1::ProbePeer::NewStub(Channel(address));
+namespace {
+
+// One unary call on `channel` with `deadline`; gRPC errors as absl::Status.
+template <typename Service, typename Request, typename Response>
+absl::StatusOr<Response> Unary(const std::shared_ptr<grpc::Channel>& channel, absl::Time deadline,
+                               grpc::Status (Service::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                                     Response*),
+                               const Request& request) {
+  auto stub = Service::NewStub(channel);
   grpc::ClientContext ctx;
   SetDeadline(&ctx, deadline);
-  roced::v1::OpenEndpointResponse response;
-  if (grpc::Status s = stub->OpenEndpoint(&ctx, request, &response); !s.ok()) return FromGrpc(s);
+  Response response;
+  if (grpc::Status s = ((*stub).*method)(&ctx, request, &response); !s.ok()) return FromGrpc(s);
   return response;
+}
+
+}  // namespace
+
+absl::StatusOr<roced::v1::OpenEndpointResponse> GrpcPeerClient::OpenEndpoint(
+    const std::string& address, const roced::v1::OpenEndpointRequest& request, absl::Time deadline) {
+  return Unary<roced::v1::ProbePeer>(Channel(address), deadline, &roced::v1::ProbePeer::Stub::OpenEndpoint,
+                                     request);
 }
 
 absl::StatusOr<roced::v1::CloseEndpointResponse> GrpcPeerClient::CloseEndpoint(
-    const std::string& address, const roced::v1::CloseEndpointRequest& request,
-    absl::Time deadline) {
-  auto stub = roced::v1::ProbePeer::NewStub(Channel(address));
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, deadline);
-  roced::v1::CloseEndpointResponse response;
-  if (grpc::Status s = stub->CloseEndpoint(&ctx, request, &response); !s.ok()) return FromGrpc(s);
-  return response;
+    const std::string& address, const roced::v1::CloseEndpointRequest& request, absl::Time deadline) {
+  return Unary<roced::v1::ProbePeer>(Channel(address), deadline, &roced::v1::ProbePeer::Stub::CloseEndpoint,
+                                     request);
 }
 
 absl::StatusOr<roced::v1::GetCountersResponse> GrpcPeerClient::GetCounters(
-    const std::string& address, const roced::v1::GetCountersRequest& request,
-    absl::Time deadline) {
-  auto stub = roced::v1::Agent::NewStub(Channel(address));
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, deadline);
-  roced::v1::GetCountersResponse response;
-  if (grpc::Status s = stub->GetCounters(&ctx, request, &response); !s.ok()) return FromGrpc(s);
-  return response;
+    const std::string& address, const roced::v1::GetCountersRequest& request, absl::Time deadline) {
+  return Unary<roced::v1::Agent>(Channel(address), deadline, &roced::v1::Agent::Stub::GetCounters, request);
 }
 
 }  // namespace roced::agent

@@ -17,6 +17,24 @@
 namespace roced::hal {
 namespace {
 
+// The kernel's struct ieee_ets and DcbEts name their fields alike; one copy
+// serves both directions.
+template <typename From, typename To>
+void CopyEts(const From& from, To* to) {
+  to->willing = from.willing;
+  to->ets_cap = from.ets_cap;
+  to->cbs = from.cbs;
+  for (int i = 0; i < 8; ++i) {
+    to->tc_tx_bw[i] = from.tc_tx_bw[i];
+    to->tc_rx_bw[i] = from.tc_rx_bw[i];
+    to->tc_tsa[i] = from.tc_tsa[i];
+    to->prio_tc[i] = from.prio_tc[i];
+    to->tc_reco_bw[i] = from.tc_reco_bw[i];
+    to->tc_reco_tsa[i] = from.tc_reco_tsa[i];
+    to->reco_prio_tc[i] = from.reco_prio_tc[i];
+  }
+}
+
 struct SockDeleter {
   void operator()(nl_sock* s) const { nl_socket_free(s); }
 };
@@ -128,18 +146,7 @@ absl::StatusOr<DcbReading> DcbNetlink::Get(const std::string& ifname) const {
       ieee_ets k;
       std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_ETS]), sizeof(k));
       DcbEts e;
-      e.willing = k.willing;
-      e.ets_cap = k.ets_cap;
-      e.cbs = k.cbs;
-      for (int i = 0; i < 8; ++i) {
-        e.tc_tx_bw[i] = k.tc_tx_bw[i];
-        e.tc_rx_bw[i] = k.tc_rx_bw[i];
-        e.tc_tsa[i] = k.tc_tsa[i];
-        e.prio_tc[i] = k.prio_tc[i];
-        e.tc_reco_bw[i] = k.tc_reco_bw[i];
-        e.tc_reco_tsa[i] = k.tc_reco_tsa[i];
-        e.reco_prio_tc[i] = k.reco_prio_tc[i];
-      }
+      CopyEts(k, &e);
       reading.ets = e;
     }
     if (ieee[DCB_ATTR_IEEE_PFC] && nla_len(ieee[DCB_ATTR_IEEE_PFC]) >= static_cast<int>(sizeof(ieee_pfc))) {
@@ -212,18 +219,7 @@ absl::Status AppCommand(const std::string& ifname, const std::vector<DcbApp>& ap
 
 absl::Status DcbNetlink::SetEts(const std::string& ifname, const DcbEts& e) const {
   ieee_ets k{};
-  k.willing = e.willing;
-  k.ets_cap = e.ets_cap;
-  k.cbs = e.cbs;
-  for (int i = 0; i < 8; ++i) {
-    k.tc_tx_bw[i] = e.tc_tx_bw[i];
-    k.tc_rx_bw[i] = e.tc_rx_bw[i];
-    k.tc_tsa[i] = e.tc_tsa[i];
-    k.prio_tc[i] = e.prio_tc[i];
-    k.tc_reco_bw[i] = e.tc_reco_bw[i];
-    k.tc_reco_tsa[i] = e.tc_reco_tsa[i];
-    k.reco_prio_tc[i] = e.reco_prio_tc[i];
-  }
+  CopyEts(e, &k);
   return SetOne(ifname, DCB_ATTR_IEEE_ETS, &k, sizeof(k), "set ETS");
 }
 

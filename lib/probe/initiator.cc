@@ -124,12 +124,7 @@ absl::Status Initiator::CreateLocal(const ProbeParams& params, Session* session,
   session->local = *local;
   result->set_device(local->device);
   const bool latency = params.kind == roced::v1::PROBE_KIND_LATENCY;
-  EndpointSpec spec;
-  spec.device = local->device;
-  spec.port = local->port;
-  spec.netdev = local->netdev;
-  spec.numa_node = local->numa_node;
-  spec.hugepages = local->hugepages;
+  EndpointSpec spec = SpecOn(*local);
   spec.kind = params.kind;
   spec.size = params.size;
   spec.qps = latency ? 1 : params.qps;

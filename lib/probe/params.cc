@@ -15,6 +15,16 @@
 
 namespace roced::probe {
 
+EndpointSpec SpecOn(const LocalPort& port) {
+  EndpointSpec spec;
+  spec.device = port.device;
+  spec.port = port.port;
+  spec.netdev = port.netdev;
+  spec.numa_node = port.numa_node;
+  spec.hugepages = port.hugepages;
+  return spec;
+}
+
 namespace {
 
 namespace pl = model::probe_limits;

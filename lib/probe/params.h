@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "probe/endpoint.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/config.pb.h"
 #include "roced/v1/peer.pb.h"
@@ -40,6 +41,10 @@ struct LocalPort {
   uint32_t default_tos = 0;
   bool has_default_tos = false;
 };
+
+// An endpoint spec on `port` (device, port, netdev, NUMA node, hugepages);
+// the caller adds the kind, sizes and queue pairs.
+EndpointSpec SpecOn(const LocalPort& port);
 
 // Where the local port is looked up, at each probe and each open (the
 // node's devices and config change between them). Must be thread-safe.

@@ -40,12 +40,7 @@ absl::StatusOr<std::unique_ptr<Endpoint>> ResponderRegistry::CreateConnected(
   if (factory_ == nullptr) return absl::FailedPreconditionError(kNoEngineMessage);
   absl::StatusOr<LocalPort> local = local_port_();
   if (!local.ok()) return absl::FailedPreconditionError(local.status().message());
-  EndpointSpec spec;
-  spec.device = local->device;
-  spec.port = local->port;
-  spec.netdev = local->netdev;
-  spec.numa_node = local->numa_node;
-  spec.hugepages = local->hugepages;
+  EndpointSpec spec = SpecOn(*local);
   spec.kind = request.kind();
   spec.size = request.size();
   spec.qps = static_cast<uint32_t>(request.initiator_qps_size());
