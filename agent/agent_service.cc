@@ -1,15 +1,43 @@
 #include "agent/agent_service.h"
 
+#include "absl/strings/str_cat.h"
+#include "model/validate.h"
+#include "util/escape.h"
+#include "util/log.h"
+
 namespace roced::agent {
 
 namespace {
 grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
+
+// What an ApplyConfig request must pass before the agent looks at any
+// entry of it: the config's count caps and a normalized confirm_timeout.
+absl::Status CheckApplyBounds(const roced::v1::ApplyConfigRequest& request) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  if (!model::CheckConfigBounds(request.config(), &issues)) {
+    return absl::InvalidArgumentError(absl::StrCat("config rejected: ", model::ErrorSummary(issues)));
+  }
+  const auto& t = request.confirm_timeout();
+  if (t.nanos() < -999999999 || t.nanos() > 999999999 || (t.seconds() > 0 && t.nanos() < 0) ||
+      (t.seconds() < 0 && t.nanos() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "confirm_timeout: seconds ", t.seconds(), " and nanos ", t.nanos(),
+        " is not a normalized duration; allowed: nanos -999999999 to 999999999 with the sign of seconds"));
+  }
+  return absl::OkStatus();
+}
 }  // namespace
 
-grpc::Status AgentService::ApplyConfig(grpc::ServerContext*, const roced::v1::ApplyConfigRequest* request,
+grpc::Status AgentService::ApplyConfig(grpc::ServerContext* context,
+                                       const roced::v1::ApplyConfigRequest* request,
                                        roced::v1::ApplyConfigResponse* response) {
+  if (absl::Status bounds = CheckApplyBounds(*request); !bounds.ok()) {
+    LOG_WARNING << "ApplyConfig from " << util::EscapeForLog(context->peer()) << " refused: "
+                << util::EscapeForLog(bounds.message(), 1024);
+    return ToGrpc(bounds);
+  }
   auto result = agent_->ApplyConfig(*request);
   if (!result.ok()) return ToGrpc(result.status());
   *response = *std::move(result);
@@ -39,6 +67,13 @@ grpc::Status AgentService::WatchState(grpc::ServerContext* context,
                                       grpc::ServerWriter<roced::v1::StateEvent>* writer) {
   // Subscribe before taking the snapshot so no change falls between them.
   auto sub = agent_->Subscribe();
+  if (sub == nullptr) {
+    LOG_WARNING << "WatchState from " << util::EscapeForLog(context->peer()) << " refused: "
+                << EventBus::kMaxSubscribers << " streams are open";
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrCat("too many WatchState streams: at most ", EventBus::kMaxSubscribers,
+                                     " may be open at once"));
+  }
   if (!request->skip_initial_state()) {
     roced::v1::StateEvent first;
     *first.mutable_state() = agent_->State();
