@@ -396,6 +396,33 @@ TEST_F(AgentServerTest, ApplyConfigRefusesOpenEnumsAndNonNormalizedDurations) {
   EXPECT_EQ(agent_->State().config().generation(), 1u);
 }
 
+TEST_F(AgentServerTest, NamesCallersSendAreBoundedAndQuotedEscaped) {
+  auto stub = Stub(UnixTarget());
+  roced::v1::DiagnoseRequest dreq;
+  dreq.add_checks(std::string(5000, 'c'));
+  grpc::ClientContext c1;
+  Deadline(&c1);
+  roced::v1::DiagnoseResponse dresp;
+  grpc::Status s = stub->Diagnose(&c1, dreq, &dresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "checks[0]: 5000 bytes long; allowed at most 64");
+  dreq.Clear();
+  for (int i = 0; i < 1000; ++i) dreq.add_checks("pfc");
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  s = stub->Diagnose(&c2, dreq, &dresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("checks: 1000 names; allowed at most"));
+  roced::v1::GetCountersRequest creq;
+  creq.set_netdev("eth0\nERR");
+  grpc::ClientContext c3;
+  Deadline(&c3);
+  roced::v1::GetCountersResponse cresp;
+  s = stub->GetCounters(&c3, creq, &cresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "netdev: 'eth0\\nERR' has a control character");
+}
+
 TEST_F(AgentServerTest, WatchStateBeyondTheSubscriberCapIsRefusedWhileGetStateAnswers) {
   auto stub = Stub(TcpTarget());
   struct Watch {
