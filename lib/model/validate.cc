@@ -1,5 +1,6 @@
 #include "model/validate.h"
 
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -10,8 +11,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include <filesystem>
-
 #include "google/protobuf/descriptor.h"
 #include "model/config_limits.h"
 #include "model/probe_limits.h"
@@ -66,14 +65,11 @@ class Checker {
     issues_->push_back(std::move(issue));
   }
   void Error(const std::string& path, const std::string& message) {
-    errors_ = true;
     Add(roced::v1::SEVERITY_ERROR, path, message);
   }
   void Warn(const std::string& path, const std::string& message) {
     Add(roced::v1::SEVERITY_WARNING, path, message);
   }
-  bool errors() const { return errors_; }
-
   // After the last check: one issue saying how many were not listed.
   void Finish() {
     if (unlisted_ == 0) return;
@@ -165,7 +161,6 @@ class Checker {
   size_t reported_ = 0;
   size_t unlisted_ = 0;
   bool unlisted_error_ = false;
-  bool errors_ = false;
 };
 
 bool IsPciAddress(const std::string& s) {
@@ -405,7 +400,8 @@ void ValidatePeer(Checker& c, const std::string& path, const roced::v1::ProbePee
                   std::set<std::string>* names) {
   if (peer.name().empty()) {
     c.Error(path + ".name", "is required");
-  } else if (!c.Length(path + ".name", peer.name(), pl::kMaxPeerNameLength, "name")) {
+  } else if (peer.name().size() > pl::kMaxPeerNameLength) {
+    c.Length(path + ".name", peer.name(), pl::kMaxPeerNameLength, "name");
   } else if (HasControlCharacter(peer.name())) {
     c.Error(path + ".name", absl::StrCat("peer ", util::Quoted(peer.name()), " has a control character"));
   } else if (!names->insert(peer.name()).second) {
