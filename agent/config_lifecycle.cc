@@ -36,8 +36,8 @@ std::string Digest(const std::string& text) {
 absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile(const std::string& path,
                                                                         bool optional) {
   if (optional && !util::PathExists(path)) return std::nullopt;
-  absl::StatusOr<std::string> text = util::ReadFile(path);
-  if (!text.ok()) return text.status();
+  // LoadConfigFile refuses a file over the size cap before reading it; the
+  // text is read again only for its digest once it passed.
   std::vector<roced::v1::ValidationIssue> warnings;
   absl::StatusOr<roced::v1::NodeConfig> config = model::LoadConfigFile(path, &warnings);
   for (const auto& w : warnings) {
@@ -46,6 +46,8 @@ absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile(const st
     LOG_WARNING << line;
   }
   if (!config.ok()) return config.status();
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
   roced::v1::AcceptedConfig file;
   file.set_source(roced::v1::CONFIG_SOURCE_FILE);
   file.set_path(path);

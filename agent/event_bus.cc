@@ -14,17 +14,22 @@ bool Subscription::Next(roced::v1::StateEvent* event, absl::Duration timeout) {
     return false;
   }
   if (queue_.empty()) return false;  // closed
-  *event = std::move(queue_.front());
+  *event = std::move(queue_.front().first);
+  queued_bytes_ -= queue_.front().second;
   queue_.pop_front();
   return true;
 }
 
-void Subscription::Push(const roced::v1::StateEvent& event) {
+void Subscription::Push(const roced::v1::StateEvent& event, size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return;
-    if (queue_.size() >= kMaxQueued) queue_.pop_front();
-    queue_.push_back(event);
+    while (!queue_.empty() && (queue_.size() >= kMaxQueued || queued_bytes_ + bytes > kMaxQueuedBytes)) {
+      queued_bytes_ -= queue_.front().second;
+      queue_.pop_front();
+    }
+    queue_.emplace_back(event, bytes);
+    queued_bytes_ += bytes;
   }
   cv_.notify_one();
 }
@@ -43,13 +48,15 @@ bool Subscription::closed() const {
 }
 
 std::shared_ptr<Subscription> EventBus::Subscribe() {
-  auto sub = std::make_shared<Subscription>();
   std::lock_guard<std::mutex> lock(mu_);
+  if (subscribers_.size() >= kMaxSubscribers) return nullptr;
+  auto sub = std::make_shared<Subscription>();
   subscribers_.push_back(sub);
   return sub;
 }
 
 void EventBus::Unsubscribe(const std::shared_ptr<Subscription>& sub) {
+  if (sub == nullptr) return;
   sub->Close();
   std::lock_guard<std::mutex> lock(mu_);
   std::erase(subscribers_, sub);
@@ -57,8 +64,9 @@ void EventBus::Unsubscribe(const std::shared_ptr<Subscription>& sub) {
 
 void EventBus::Publish(roced::v1::StateEvent event) {
   *event.mutable_at() = util::ToProto(absl::Now());
+  const size_t bytes = event.ByteSizeLong();
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& s : subscribers_) s->Push(event);
+  for (auto& s : subscribers_) s->Push(event, bytes);
 }
 
 void EventBus::CloseAll() {

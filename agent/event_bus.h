@@ -19,30 +19,43 @@
 
 namespace roced::agent {
 
-// One WatchState subscriber's queue. Events beyond `kMaxQueued` drop the
-// oldest (a slow reader then gets a fresh full state instead).
+// One WatchState subscriber's queue. Events beyond `kMaxQueued`, or beyond
+// `kMaxQueuedBytes` of encoded events, drop the oldest (a slow reader then
+// gets a fresh full state instead).
 class Subscription {
  public:
   static constexpr size_t kMaxQueued = 1024;
+  // A full NodeState of a large node is tens of kB: a reader that stalls
+  // pins at most 1 MiB, and all of them together kMaxSubscribers MiB.
+  static constexpr size_t kMaxQueuedBytes = 1u << 20;
   // Waits up to `timeout` for the next event. False on timeout or when the
   // subscription was closed.
   bool Next(roced::v1::StateEvent* event, absl::Duration timeout);
-  void Push(const roced::v1::StateEvent& event);
+  // `bytes`: the event's encoded size (what the queue's byte budget counts).
+  void Push(const roced::v1::StateEvent& event, size_t bytes);
   void Close();
   bool closed() const;
 
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<roced::v1::StateEvent> queue_;
+  std::deque<std::pair<roced::v1::StateEvent, size_t>> queue_;
+  size_t queued_bytes_ = 0;
   bool closed_ = false;
 };
 
 class EventBus {
  public:
-  // A new subscription that receives every event published from now on.
+  // Open subscriptions at most. Each is a WatchState stream holding a gRPC
+  // thread and up to Subscription::kMaxQueuedBytes: a node has a few
+  // watchers (a fleet controller, an operator's terminal or two); 64 bounds
+  // what callers can pin to 64 threads and 64 MiB.
+  static constexpr size_t kMaxSubscribers = 64;
+
+  // A new subscription that receives every event published from now on;
+  // null when kMaxSubscribers are open.
   std::shared_ptr<Subscription> Subscribe();
-  // Closes `sub` and stops delivering to it.
+  // Closes `sub` and stops delivering to it (null: nothing).
   void Unsubscribe(const std::shared_ptr<Subscription>& sub);
   // Stamps `event` with the current time and queues it for every subscriber.
   void Publish(roced::v1::StateEvent event);

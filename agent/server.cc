@@ -6,6 +6,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 
 #include <filesystem>
 
@@ -15,6 +16,9 @@
 #include "util/log.h"
 
 namespace roced::agent {
+namespace {
+int ToMs(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
+}  // namespace
 
 std::string CivetListenAddress(const std::string& listen) {
   if (absl::StartsWith(listen, "[::]:")) return absl::StrCat("+", listen.substr(5));
@@ -35,6 +39,22 @@ Server::Server(ServedParts parts, ServerOptions options)
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
+void ApplyServerLimits(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  grpc::ResourceQuota quota("roced");
+  quota.SetMaxThreads(kMaxServerThreads);
+  builder->SetResourceQuota(quota);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxConcurrentStreamsPerConnection);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToMs(kKeepaliveTime));
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToMs(kKeepaliveTimeout));
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                              ToMs(kMinClientPingInterval));
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, kMaxPingStrikes);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ToMs(kMaxConnectionIdle));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, ToMs(kMaxConnectionAge));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, ToMs(kMaxConnectionAgeGrace));
+}
+
 absl::Status Server::Start() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -42,6 +62,7 @@ absl::Status Server::Start() {
   // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
   // the same port and split the traffic; a busy port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyServerLimits(&builder);
   if (!options_.grpc_listen.empty()) {
     builder.AddListeningPort(options_.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port_);
   }

@@ -4,10 +4,13 @@
 // runtimes and hands them over; they must outlive the Server.
 #pragma once
 
+#include <grpcpp/server_builder.h>
+
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/agent_service.h"
 #include "agent/counters_runtime.h"
@@ -16,6 +19,45 @@
 #include "prometheus/exposer.h"
 
 namespace roced::agent {
+
+// The gRPC server's bounds: whatever callers send, the agent's memory and
+// threads stay within these (the agent itself needs ~20 MB).
+//
+// The largest request taken. A NodeConfig at every cap of
+// model/config_limits.h (256 interfaces with full QoS, 1024 peers with the
+// longest names and addresses) encodes to well under 1 MiB; gRPC refuses a
+// larger message (RESOURCE_EXHAUSTED) before it is parsed.
+inline constexpr int kMaxReceiveMessageBytes = 1 << 20;
+// Threads serving calls at once, over every connection. WatchState streams
+// hold one each (at most EventBus::kMaxSubscribers, 64), RunProbe one for a
+// probe's run (at most probes.max_concurrent, 64, run at once; more are
+// refused at once), unary calls a few milliseconds. 256 covers those with
+// room for bursts; past it gRPC answers RESOURCE_EXHAUSTED instead of
+// starting more threads.
+inline constexpr int kMaxServerThreads = 256;
+// Concurrent calls on one connection. 100 is HTTP/2's recommended minimum
+// (RFC 9113 section 6.5.2): one client can hold every WatchState stream
+// and still make calls, while one connection cannot take every thread.
+inline constexpr int kMaxConcurrentStreamsPerConnection = 100;
+// The server pings a connection quiet for 2 minutes and drops it when no
+// answer comes within 20 s: a vanished client (rebooted controller, cut
+// link) does not hold its streams and threads until TCP gives up (hours).
+inline constexpr absl::Duration kKeepaliveTime = absl::Minutes(2);
+inline constexpr absl::Duration kKeepaliveTimeout = absl::Seconds(20);
+// Clients may ping every minute when no call is open (gRPC's default is 5
+// minutes); a client pinging faster is told to go away after 2 strikes, so
+// pings cannot be used to keep the server busy.
+inline constexpr absl::Duration kMinClientPingInterval = absl::Minutes(1);
+inline constexpr int kMaxPingStrikes = 2;
+// A connection with no call for 15 minutes is closed (rocectl and
+// controllers reconnect in milliseconds when they need to).
+inline constexpr absl::Duration kMaxConnectionIdle = absl::Minutes(15);
+// A connection is told to go away after an hour, and closed 5 minutes
+// later: enough for any unary call or probe run to finish; a WatchState
+// stream then ends (UNAVAILABLE) and its client re-subscribes, getting the
+// full state first. Bounds how long one connection can pin anything.
+inline constexpr absl::Duration kMaxConnectionAge = absl::Hours(1);
+inline constexpr absl::Duration kMaxConnectionAgeGrace = absl::Minutes(5);
 
 struct ServerOptions {
   // host:port; port 0 picks a free port (see grpc_port()). Empty: no TCP.
@@ -63,6 +105,9 @@ class Server {
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 };
+
+// Sets the bounds above on a ServerBuilder (Server::Start does).
+void ApplyServerLimits(grpc::ServerBuilder* builder);
 
 // Translates a listen address to civetweb's form: "[::]:9471" listens on
 // every IPv4 and IPv6 address ("+9471"); others pass through.

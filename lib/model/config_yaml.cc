@@ -1,8 +1,11 @@
 #include "model/config_yaml.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <limits>
+#include <optional>
+#include <sstream>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -14,6 +17,8 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/reflection.h"
+#include "model/config_limits.h"
+#include "util/escape.h"
 #include "util/proto_time.h"
 
 namespace roced::model {
@@ -83,7 +88,7 @@ class Decoder {
                                                                     : desc->field(i)->name());
         }
         Error(key, fpath,
-              absl::StrCat("unknown field '", name, "'; allowed: ", absl::StrJoin(allowed, ", ")));
+              absl::StrCat("unknown field ", util::Quoted(name), "; allowed: ", absl::StrJoin(allowed, ", ")));
         continue;
       }
       fpath = Join(path, field->name() == "api_version" ? "apiVersion" : field->name());
@@ -106,6 +111,17 @@ class Decoder {
 
   SourceMap TakePositions() { return std::move(positions_); }
 
+  // One issue saying how many were not listed, when any were not.
+  void Finish() {
+    if (unlisted_ == 0) return;
+    ValidationIssue issue;
+    issue.set_message(absl::StrCat(unlisted_, " more error(s) not listed (at most ",
+                                   config_limits::kMaxIssues, " are reported)"));
+    issue.set_severity(roced::v1::SEVERITY_ERROR);
+    issues_->push_back(std::move(issue));
+    unlisted_ = 0;
+  }
+
  private:
   static std::string Join(const std::string& path, const std::string& name) {
     return path.empty() ? name : absl::StrCat(path, ".", name);
@@ -120,7 +136,7 @@ class Decoder {
   static std::string KindName(const YAML::Node& node) {
     switch (node.Type()) {
       case YAML::NodeType::Null: return "nothing";
-      case YAML::NodeType::Scalar: return absl::StrCat("'", node.Scalar(), "'");
+      case YAML::NodeType::Scalar: return util::Quoted(node.Scalar());
       case YAML::NodeType::Sequence: return "a sequence";
       case YAML::NodeType::Map: return "a mapping";
       default: return "an undefined node";
@@ -128,6 +144,11 @@ class Decoder {
   }
 
   void Error(const YAML::Node& node, const std::string& path, const std::string& message) {
+    if (reported_ >= config_limits::kMaxIssues) {
+      ++unlisted_;
+      return;
+    }
+    ++reported_;
     ValidationIssue issue;
     issue.set_path(path);
     issue.set_message(message);
@@ -216,7 +237,7 @@ class Decoder {
     const Reflection* refl = msg->GetReflection();
     const bool rep = field->is_repeated();
     auto fail = [&]() {
-      Error(value, path, absl::StrCat("'", text, "' is not ", TypeName(field)));
+      Error(value, path, absl::StrCat(util::Quoted(text), " is not ", TypeName(field)));
       return false;
     };
     switch (field->cpp_type()) {
@@ -268,7 +289,7 @@ class Decoder {
         }
         if (found == nullptr) {
           Error(value, path,
-                absl::StrCat("'", text, "' is not one of: ", absl::StrJoin(allowed, ", ")));
+                absl::StrCat(util::Quoted(text), " is not one of: ", absl::StrJoin(allowed, ", ")));
           return false;
         }
         rep ? refl->AddEnum(msg, field, found) : refl->SetEnum(msg, field, found);
@@ -295,7 +316,73 @@ class Decoder {
 
   std::vector<ValidationIssue>* issues_;
   SourceMap positions_;
+  size_t reported_ = 0;
+  size_t unlisted_ = 0;
 };
+
+// Walks the parser's events (yaml-cpp builds no tree for them) and stops at
+// the first anchor or alias, or past the node budget.
+class YamlScreen final : public YAML::EventHandler {
+ public:
+  // Set once something was refused; `mark` is where.
+  std::string problem;
+  YAML::Mark mark = YAML::Mark::null_mark();
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { Node(m, anchor); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override {
+    Refuse(m, "YAML aliases (*name) are not supported; write the value out");
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                const std::string&) override {
+    Node(m, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Node(m, anchor);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Node(m, anchor);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& m, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) {
+      Refuse(m, "YAML anchors (&name) are not supported; write the value out");
+    } else if (++nodes_ > config_limits::kMaxYamlNodes) {
+      Refuse(m, absl::StrCat("the config has more than ", config_limits::kMaxYamlNodes,
+                             " YAML nodes; allowed at most ", config_limits::kMaxYamlNodes));
+    }
+  }
+  void Refuse(const YAML::Mark& m, std::string what) {
+    if (!problem.empty()) return;
+    problem = std::move(what);
+    mark = m;
+  }
+  size_t nodes_ = 0;
+};
+
+// Runs YamlScreen over the first document of `text` (the one YAML::Load
+// reads). Throws what the parser throws on a syntax error.
+std::optional<ValidationIssue> ScreenYaml(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  YamlScreen screen;
+  parser.HandleNextDocument(screen);
+  if (screen.problem.empty()) return std::nullopt;
+  ValidationIssue issue;
+  issue.set_message(screen.problem);
+  issue.set_severity(roced::v1::SEVERITY_ERROR);
+  if (!screen.mark.is_null()) {
+    issue.set_line(static_cast<uint32_t>(screen.mark.line + 1));
+    issue.set_column(static_cast<uint32_t>(screen.mark.column + 1));
+  }
+  return issue;
+}
 
 void EmitMessage(YAML::Emitter& out, const Message& msg);
 
@@ -379,11 +466,27 @@ std::string EnumValueYamlName(const EnumValueDescriptor* value) {
   return absl::AsciiStrToLower(name);
 }
 
+std::string ConfigTooLarge(size_t bytes) {
+  return absl::StrCat("config is ", bytes, " bytes; the limit is ", config_limits::kMaxConfigBytes,
+                      " (1 MiB)");
+}
+
 absl::StatusOr<DecodedConfig> DecodeYamlConfig(const std::string& text,
                                                std::vector<ValidationIssue>* issues) {
+  if (text.size() > config_limits::kMaxConfigBytes) {
+    ValidationIssue issue;
+    issue.set_message(ConfigTooLarge(text.size()));
+    issue.set_severity(roced::v1::SEVERITY_ERROR);
+    issues->push_back(std::move(issue));
+    return absl::InvalidArgumentError(ConfigTooLarge(text.size()));
+  }
   YAML::Node root;
   // yaml-cpp reports syntax errors by exception; they stop here.
   try {
+    if (std::optional<ValidationIssue> refused = ScreenYaml(text)) {
+      issues->push_back(*std::move(refused));
+      return absl::InvalidArgumentError("config uses YAML features roced does not take");
+    }
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     ValidationIssue issue;
@@ -417,6 +520,7 @@ absl::StatusOr<DecodedConfig> DecodeYamlConfig(const std::string& text,
     issue.set_severity(roced::v1::SEVERITY_ERROR);
     issues->push_back(std::move(issue));
   }
+  decoder.Finish();
   out.positions = decoder.TakePositions();
   if (issues->size() > before) {
     return absl::InvalidArgumentError(

@@ -36,9 +36,18 @@ struct DecodedConfig {
 };
 
 // Decodes YAML text. On failure, returns INVALID_ARGUMENT and fills `issues`
-// with every problem found (decoding continues past the first where it can).
+// with the problems found (decoding continues past the first where it can;
+// at most config_limits::kMaxIssues are listed, then one saying how many
+// more there were). Refused before yaml-cpp builds anything: text over
+// config_limits::kMaxConfigBytes, anchors and aliases (`&a`, `*a`: one alias
+// can stand for a whole subtree, so a small file could expand into a huge
+// config), and more than config_limits::kMaxYamlNodes nodes. yaml-cpp itself
+// refuses nesting deeper than 2000 levels.
 absl::StatusOr<DecodedConfig> DecodeYamlConfig(const std::string& text,
                                                std::vector<roced::v1::ValidationIssue>* issues);
+
+// "config is N bytes; the limit is 1048576 (1 MiB)".
+std::string ConfigTooLarge(size_t bytes);
 
 // Encodes a config as YAML in the same form the decoder takes.
 std::string EncodeYamlConfig(const roced::v1::NodeConfig& config);

@@ -13,6 +13,19 @@ inline constexpr uint32_t kDefaultMaxConcurrent = 4;
 inline constexpr uint32_t kMaxMaxConcurrent = 64;
 inline constexpr uint32_t kMaxTrafficClass = 255;
 
+// probes.peers: a full mesh over a rack or a pod of 1024 nodes. Every peer
+// is scheduled, probed and kept (results, metric series) by the agent, so
+// the list bounds that work; larger fabrics probe a sample of their peers.
+inline constexpr int kMaxPeers = 1024;
+// A peer's name is typically its hostname: at most 253 characters (a fully
+// qualified DNS name), no control characters (it lands in logs and labels).
+inline constexpr size_t kMaxPeerNameLength = 253;
+// host:port with the longest host: "[" + 253 + "]" + ":" + 5 digits.
+inline constexpr size_t kMaxPeerAddressLength = 262;
+// probes.device: an RDMA device name (the kernel's IB_DEVICE_NAME_MAX is 64
+// with the terminating NUL).
+inline constexpr size_t kMaxDeviceNameLength = 63;
+
 // Latency (RDMA WRITE ping-pong).
 inline constexpr uint32_t kDefaultLatencySize = 2;
 inline constexpr uint32_t kMaxLatencySize = 1u << 20;

@@ -1,5 +1,6 @@
 #include "model/validate.h"
 
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -10,13 +11,17 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "util/fs.h"
+#include "google/protobuf/descriptor.h"
+#include "model/config_limits.h"
 #include "model/probe_limits.h"
+#include "util/escape.h"
+#include "util/fs.h"
 #include "util/proto_time.h"
 
 namespace roced::model {
 
 namespace pl = probe_limits;
+namespace cl = config_limits;
 namespace {
 
 using roced::v1::Severity;
@@ -31,6 +36,12 @@ class Checker {
       : positions_(positions), issues_(issues) {}
 
   void Add(Severity severity, const std::string& path, const std::string& message) {
+    if (reported_ >= cl::kMaxIssues) {
+      ++unlisted_;
+      unlisted_error_ |= severity == roced::v1::SEVERITY_ERROR;
+      return;
+    }
+    ++reported_;
     ValidationIssue issue;
     issue.set_path(path);
     issue.set_message(message);
@@ -59,6 +70,59 @@ class Checker {
   void Warn(const std::string& path, const std::string& message) {
     Add(roced::v1::SEVERITY_WARNING, path, message);
   }
+  // After the last check: one issue saying how many were not listed.
+  void Finish() {
+    if (unlisted_ == 0) return;
+    ValidationIssue issue;
+    issue.set_message(absl::StrCat(unlisted_, " more issue(s) not listed (at most ", cl::kMaxIssues,
+                                   " are reported)"));
+    issue.set_severity(unlisted_error_ ? roced::v1::SEVERITY_ERROR : roced::v1::SEVERITY_WARNING);
+    issues_->push_back(std::move(issue));
+    unlisted_ = 0;
+  }
+
+  // A repeated field or map of `n` entries, at most `max`. Checked before
+  // any entry is looked at.
+  bool Count(const std::string& path, size_t n, size_t max, const std::string& why) {
+    if (n <= max) return true;
+    Error(path, absl::StrCat("has ", n, " entries; allowed at most ", max, " (", why, ")"));
+    return false;
+  }
+
+  // A string of at most `max` bytes.
+  bool Length(const std::string& path, const std::string& s, size_t max, const std::string& what) {
+    if (s.size() <= max) return true;
+    Error(path, absl::StrCat(what, " is ", s.size(), " bytes long; allowed 1-", max));
+    return false;
+  }
+
+  // An enum field: proto3 enums are open, so a gRPC caller can send any
+  // number; only the declared values (and 0, unset, when `zero_ok`) pass.
+  bool Enum(const std::string& path, const google::protobuf::EnumDescriptor* e, int value,
+            bool zero_ok) {
+    if ((value == 0 && zero_ok) || (value != 0 && e->FindValueByNumber(value) != nullptr)) return true;
+    std::vector<std::string> allowed;
+    for (int i = 0; i < e->value_count(); ++i) {
+      if (e->value(i)->number() != 0) allowed.push_back(EnumValueYamlName(e->value(i)));
+    }
+    Error(path, absl::StrCat(value == 0 ? "is required" : absl::StrCat("unknown value ", value),
+                             "; allowed: ", absl::StrJoin(allowed, ", "), zero_ok ? " (or unset)" : ""));
+    return false;
+  }
+
+  // google.protobuf.Duration's own rules: |nanos| below one second, nanos
+  // carrying the seconds' sign, seconds within +-10000 years.
+  bool NormalizedDuration(const std::string& path, const google::protobuf::Duration& d) {
+    constexpr int64_t kMaxSeconds = 315576000000;
+    const bool ok = d.nanos() >= -999999999 && d.nanos() <= 999999999 &&
+                    !(d.seconds() > 0 && d.nanos() < 0) && !(d.seconds() < 0 && d.nanos() > 0) &&
+                    d.seconds() >= -kMaxSeconds && d.seconds() <= kMaxSeconds;
+    if (ok) return true;
+    Error(path, absl::StrCat("seconds ", d.seconds(), " and nanos ", d.nanos(),
+                             " is not a normalized duration; allowed: nanos -999999999 to 999999999 "
+                             "with the sign of seconds, seconds within +-", kMaxSeconds));
+    return false;
+  }
 
   // Checks lo <= v <= hi; the message names the value and the range.
   bool Range(const std::string& path, uint64_t v, uint64_t lo, uint64_t hi,
@@ -71,6 +135,7 @@ class Checker {
 
   void DurationRange(const std::string& path, const google::protobuf::Duration& d,
                      absl::Duration lo, absl::Duration hi) {
+    if (!NormalizedDuration(path, d)) return;
     absl::Duration v = ToDuration(d);
     if (v < lo || v > hi) {
       Error(path, absl::StrCat("duration ", absl::FormatDuration(v), " is out of range; allowed ",
@@ -93,6 +158,9 @@ class Checker {
  private:
   const SourceMap* positions_;
   std::vector<ValidationIssue>* issues_;
+  size_t reported_ = 0;
+  size_t unlisted_ = 0;
+  bool unlisted_error_ = false;
 };
 
 bool IsPciAddress(const std::string& s) {
@@ -111,6 +179,46 @@ bool IsHostPort(const std::string& s) {
   if (host.front() == '[' && host.back() != ']') return false;
   uint32_t port;
   return absl::SimpleAtoi(s.substr(colon + 1), &port) && port >= 1 && port <= 65535;
+}
+
+// The count caps of one interface's qos, read off the sizes alone.
+bool CheckQosBounds(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
+  bool ok = c.Count(path + ".dscp_to_priority", qos.dscp_to_priority_size(), cl::kMaxDscpEntries,
+                    "one per DSCP value 0-63");
+  const std::string kPrios = "priorities 0-7, each once";
+  ok &= c.Count(path + ".pfc.priorities", qos.pfc().priorities_size(), cl::kMaxPriorities, kPrios);
+  ok &= c.Count(path + ".ecn.np_priorities", qos.ecn().np_priorities_size(), cl::kMaxPriorities, kPrios);
+  ok &= c.Count(path + ".ecn.rp_priorities", qos.ecn().rp_priorities_size(), cl::kMaxPriorities, kPrios);
+  const auto& ets = qos.ets();
+  const std::pair<const char*, int> lists[] = {{".ets.priority_to_tc", ets.priority_to_tc_size()},
+                                               {".ets.tc_bandwidth", ets.tc_bandwidth_size()},
+                                               {".ets.tsa", ets.tsa_size()}};
+  for (const auto& [name, n] : lists) {
+    if (n > cl::kEtsEntries) {
+      c.Error(path + name, absl::StrCat("needs exactly ", cl::kEtsEntries, " entries (one per ",
+                                        std::string(name) == ".ets.priority_to_tc" ? "priority" : "traffic class",
+                                        " 0-7), found ", n));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// Every count cap of the config, read off the sizes of its repeated fields
+// and maps: no entry is looked at beyond the interfaces' qos sizes (and
+// those only when the interfaces are within their cap). False when any cap
+// is exceeded.
+bool CheckBounds(Checker& c, const roced::v1::NodeConfig& config) {
+  bool ok = c.Count("interfaces", config.interfaces_size(), cl::kMaxInterfaces, "RoCE ports of one node");
+  if (ok) {
+    for (int i = 0; i < config.interfaces_size(); ++i) {
+      ok &= CheckQosBounds(c, absl::StrCat("interfaces[", i, "].qos"), config.interfaces(i).qos());
+    }
+  }
+  ok &= c.Count("hugepages", config.hugepages_size(), cl::kMaxHugepages,
+                "one pool per page size, node-wide and per NUMA node");
+  ok &= c.Count("probes.peers", config.probes().peers_size(), pl::kMaxPeers, "peers probed from one node");
+  return ok;
 }
 
 void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& ets) {
@@ -154,11 +262,14 @@ void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& 
   for (int i = 0; i < ets.tsa_size(); ++i) {
     if (ets.tsa(i) == roced::v1::TSA_UNSPECIFIED) {
       c.Error(absl::StrCat(ep, ".tsa[", i, "]"), "must be one of: strict, ets, vendor");
+    } else {
+      c.Enum(absl::StrCat(ep, ".tsa[", i, "]"), roced::v1::Tsa_descriptor(), ets.tsa(i), false);
     }
   }
 }
 
 void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
+  c.Enum(path + ".trust", roced::v1::Trust_descriptor(), qos.trust(), true);
   std::set<uint32_t> mapped_prios;
   for (const auto& [dscp, prio] : qos.dscp_to_priority()) {
     std::string p = absl::StrCat(path, ".dscp_to_priority[", dscp, "]");
@@ -223,8 +334,8 @@ void ValidateInterface(Checker& c, const std::string& path, const roced::v1::Int
       key = "pci=" + absl::AsciiStrToLower(iface.match().pci());
       if (!IsPciAddress(iface.match().pci())) {
         c.Error(path + ".match.pci",
-                absl::StrCat("'", iface.match().pci(),
-                             "' is not a PCI address; expected domain:bus:device.function "
+                absl::StrCat(util::Quoted(iface.match().pci()),
+                             " is not a PCI address; expected domain:bus:device.function "
                              "such as 0000:3b:00.0"));
       }
       break;
@@ -233,11 +344,12 @@ void ValidateInterface(Checker& c, const std::string& path, const roced::v1::Int
       break;
   }
   if (!key.empty() && !match_keys->insert(key).second) {
-    c.Error(path + ".match", absl::StrCat("interface ", key, " is configured twice"));
+    c.Error(path + ".match", absl::StrCat("interface ", util::EscapeForLog(key, 80), " is configured twice"));
   }
   if (iface.has_mtu()) c.Range(path + ".mtu", iface.mtu(), kMinMtu, kMaxMtu, "MTU");
   if (iface.has_qos()) ValidateQos(c, path + ".qos", iface.qos());
   if (iface.has_roce()) {
+    c.Enum(path + ".roce.default_mode", roced::v1::RoceMode_descriptor(), iface.roce().default_mode(), true);
     if (iface.roce().has_default_tos()) {
       c.Range(path + ".roce.default_tos", iface.roce().default_tos(), 0, 255, "ToS");
       const auto& qos = iface.qos();
@@ -261,7 +373,7 @@ void ValidateHugepages(Checker& c, const roced::v1::NodeConfig& config) {
     const std::string path = absl::StrCat("hugepages[", i, "]");
     uint64_t kb = HugepageSizeKb(hp.size());
     if (kb == 0) {
-      c.Error(path + ".size", absl::StrCat("'", hp.size(), "' is not a hugepage size; allowed: 2Mi, 1Gi"));
+      c.Error(path + ".size", absl::StrCat(util::Quoted(hp.size()), " is not a hugepage size; allowed: 2Mi, 1Gi"));
     }
     c.Range(path + ".count", hp.count(), 0, 1u << 24, "count");
     int32_t numa = hp.has_numa_node() ? hp.numa_node() : -1;
@@ -277,20 +389,39 @@ void ValidateHugepages(Checker& c, const roced::v1::NodeConfig& config) {
   }
 }
 
+bool HasControlCharacter(const std::string& s) {
+  for (unsigned char ch : s) {
+    if (ch < 0x20 || ch == 0x7f) return true;
+  }
+  return false;
+}
+
+void ValidatePeer(Checker& c, const std::string& path, const roced::v1::ProbePeerConfig& peer,
+                  std::set<std::string>* names) {
+  if (peer.name().empty()) {
+    c.Error(path + ".name", "is required");
+  } else if (peer.name().size() > pl::kMaxPeerNameLength) {
+    c.Length(path + ".name", peer.name(), pl::kMaxPeerNameLength, "name");
+  } else if (HasControlCharacter(peer.name())) {
+    c.Error(path + ".name", absl::StrCat("peer ", util::Quoted(peer.name()), " has a control character"));
+  } else if (!names->insert(peer.name()).second) {
+    c.Error(path + ".name", absl::StrCat("peer ", util::Quoted(peer.name(), pl::kMaxPeerNameLength),
+                                         " is listed twice"));
+  }
+  if (!c.Length(path + ".address", peer.address(), pl::kMaxPeerAddressLength, "address")) return;
+  if (!IsHostPort(peer.address())) {
+    c.Error(path + ".address",
+            absl::StrCat(util::Quoted(peer.address()),
+                         " is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
+  }
+}
+
 void ValidateProbes(Checker& c, const roced::v1::ProbeConfig& pr) {
   std::set<std::string> names;
   for (int i = 0; i < pr.peers_size(); ++i) {
-    const std::string path = absl::StrCat("probes.peers[", i, "]");
-    if (pr.peers(i).name().empty()) c.Error(path + ".name", "is required");
-    else if (!names.insert(pr.peers(i).name()).second) {
-      c.Error(path + ".name", absl::StrCat("peer '", pr.peers(i).name(), "' is listed twice"));
-    }
-    if (!IsHostPort(pr.peers(i).address())) {
-      c.Error(path + ".address",
-              absl::StrCat("'", pr.peers(i).address(),
-                           "' is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
-    }
+    ValidatePeer(c, absl::StrCat("probes.peers[", i, "]"), pr.peers(i), &names);
   }
+  c.Length("probes.device", pr.device(), pl::kMaxDeviceNameLength, "RDMA device name");
   if (pr.has_max_concurrent()) c.Range("probes.max_concurrent", pr.max_concurrent(), 1, pl::kMaxMaxConcurrent);
   if (pr.has_traffic_class()) c.Range("probes.traffic_class", pr.traffic_class(), 0, pl::kMaxTrafficClass, "ToS");
   if (pr.has_latency()) {
@@ -334,7 +465,8 @@ bool HasErrors(const std::vector<ValidationIssue>& issues) {
 std::string ErrorSummary(const std::vector<ValidationIssue>& issues) {
   std::vector<std::string> parts;
   for (const auto& i : issues) {
-    if (i.severity() == roced::v1::SEVERITY_ERROR) parts.push_back(absl::StrCat(i.path(), ": ", i.message()));
+    if (i.severity() != roced::v1::SEVERITY_ERROR) continue;
+    parts.push_back(i.path().empty() ? i.message() : absl::StrCat(i.path(), ": ", i.message()));
   }
   return absl::StrJoin(parts, "; ");
 }
@@ -351,12 +483,18 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
   if (config.api_version() != "roced/v1") {
     c.Error("apiVersion", config.api_version().empty()
                               ? "is required; must be roced/v1"
-                              : absl::StrCat("'", config.api_version(), "' is not supported; must be roced/v1"));
+                              : absl::StrCat(util::Quoted(config.api_version()), " is not supported; must be roced/v1"));
   }
   if (config.kind() != "NodeConfig") {
     c.Error("kind", config.kind().empty()
                         ? "is required; must be NodeConfig"
-                        : absl::StrCat("'", config.kind(), "' is not supported; must be NodeConfig"));
+                        : absl::StrCat(util::Quoted(config.kind()), " is not supported; must be NodeConfig"));
+  }
+  c.Enum("mode", roced::v1::Mode_descriptor(), config.mode(), true);
+  // The caps first: beyond one, no entry is looked at.
+  if (!CheckBounds(c, config)) {
+    c.Finish();
+    return;
   }
 
   std::set<std::string> match_keys;
@@ -366,6 +504,14 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
   ValidateHugepages(c, config);
   if (config.has_probes()) ValidateProbes(c, config.probes());
   ValidateTimers(c, config);
+  c.Finish();
+}
+
+bool CheckConfigBounds(const roced::v1::NodeConfig& config, std::vector<ValidationIssue>* issues) {
+  Checker c(nullptr, issues);
+  bool ok = CheckBounds(c, config);
+  c.Finish();
+  return ok;
 }
 
 namespace {
@@ -402,6 +548,13 @@ void ApplyDefaults(roced::v1::NodeConfig* config) {
 
 absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(const std::string& path,
                                                      std::vector<ValidationIssue>* warnings) {
+  // Refused before it is read; DecodeYamlConfig checks the text it is given
+  // too (a file that grows in between).
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > config_limits::kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(util::EscapeForLog(path), ": ", ConfigTooLarge(size)));
+  }
   auto text = util::ReadFile(path);
   if (!text.ok()) return text.status();
   std::vector<ValidationIssue> issues;

@@ -17,9 +17,19 @@ inline constexpr uint32_t kMaxMtu = 9978;
 // Appends every problem found to `issues`: errors (the config must be
 // rejected) and warnings (accepted, but probably not what the operator
 // meant, e.g. a PFC priority no DSCP maps to under DSCP trust). `positions`
-// (may be null) adds YAML line/column to each issue.
+// (may be null) adds YAML line/column to each issue. At most
+// config_limits::kMaxIssues are appended, then one saying how many more
+// there were; a config over a count cap gets only the cap errors.
 void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positions,
                     std::vector<roced::v1::ValidationIssue>* issues);
+
+// The count caps of model/config_limits.h and probe_limits.h alone, read off
+// the sizes of the config's repeated fields and maps (no entry is looked at):
+// what ValidateConfig checks first, and all it checks when a cap is
+// exceeded. Appends one error per exceeded cap (naming the field and the
+// cap) to `issues`; false when any cap is exceeded.
+bool CheckConfigBounds(const roced::v1::NodeConfig& config,
+                       std::vector<roced::v1::ValidationIssue>* issues);
 
 // True when any issue is an error.
 bool HasErrors(const std::vector<roced::v1::ValidationIssue>& issues);

@@ -12,10 +12,12 @@
 
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "agent/agent.h"
+#include "agent/event_bus.h"
 #include "agent/server.h"
 #include "composed_agent.h"
 #include "roced/v1/agent.grpc.pb.h"
@@ -324,6 +326,152 @@ TEST(CivetListenAddress, WildcardIpv6ListensOnEverything) {
   EXPECT_EQ(CivetListenAddress("[::]:9471"), "+9471");
   EXPECT_EQ(CivetListenAddress("0.0.0.0:9471"), "9471");
   EXPECT_EQ(CivetListenAddress("127.0.0.1:9471"), "127.0.0.1:9471");
+}
+
+// The bounds on what callers may send (agent/server.h, agent/event_bus.h,
+// model/config_limits.h), over a real server.
+
+roced::v1::ApplyConfigRequest EmptyInterfaces(int n) {
+  roced::v1::ApplyConfigRequest req;
+  req.set_dry_run(true);
+  req.mutable_config()->set_api_version("roced/v1");
+  req.mutable_config()->set_kind("NodeConfig");
+  for (int i = 0; i < n; ++i) req.mutable_config()->add_interfaces();
+  return req;
+}
+
+TEST_F(AgentServerTest, ApplyConfigOverTheMessageCapIsRefusedNamingTheCapAndChangesNothing) {
+  auto stub = Stub(TcpTarget());
+  roced::v1::ApplyConfigRequest req = EmptyInterfaces(1000000);
+  ASSERT_GT(req.ByteSizeLong(), static_cast<size_t>(kMaxReceiveMessageBytes));
+  grpc::ClientContext ctx;
+  Deadline(&ctx, 30);
+  roced::v1::ApplyConfigResponse resp;
+  grpc::Status s = stub->ApplyConfig(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("1048576"));
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  // The agent answers as before.
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  roced::v1::NodeState state;
+  EXPECT_TRUE(stub->GetState(&c2, {}, &state).ok());
+}
+
+TEST_F(AgentServerTest, ApplyConfigUnderTheMessageCapOverTheInterfaceCapIsRefusedNamingTheCap) {
+  auto stub = Stub(UnixTarget());
+  roced::v1::ApplyConfigRequest req = EmptyInterfaces(100000);
+  ASSERT_LT(req.ByteSizeLong(), static_cast<size_t>(kMaxReceiveMessageBytes));
+  req.set_dry_run(false);
+  grpc::ClientContext ctx;
+  Deadline(&ctx, 30);
+  roced::v1::ApplyConfigResponse resp;
+  grpc::Status s = stub->ApplyConfig(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "config rejected: interfaces: has 100000 entries; allowed at most 256 (RoCE ports of one node)");
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  EXPECT_EQ(agent_->State().config().mode(), roced::v1::MODE_OBSERVE);
+}
+
+TEST_F(AgentServerTest, ApplyConfigRefusesOpenEnumsAndNonNormalizedDurations) {
+  auto stub = Stub(UnixTarget());
+  roced::v1::ApplyConfigRequest req = EmptyInterfaces(0);
+  req.mutable_config()->set_mode(static_cast<roced::v1::Mode>(77));
+  grpc::ClientContext c1;
+  Deadline(&c1);
+  roced::v1::ApplyConfigResponse resp;
+  grpc::Status s = stub->ApplyConfig(&c1, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("mode: unknown value 77; allowed: enforce, observe (or unset)"));
+
+  req = EmptyInterfaces(0);
+  req.mutable_confirm_timeout()->set_seconds(60);
+  req.mutable_confirm_timeout()->set_nanos(-5);
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  s = stub->ApplyConfig(&c2, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("confirm_timeout: seconds 60 and nanos -5 is not a normalized duration"));
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+}
+
+TEST_F(AgentServerTest, NamesCallersSendAreBoundedAndQuotedEscaped) {
+  auto stub = Stub(UnixTarget());
+  roced::v1::DiagnoseRequest dreq;
+  dreq.add_checks(std::string(5000, 'c'));
+  grpc::ClientContext c1;
+  Deadline(&c1);
+  roced::v1::DiagnoseResponse dresp;
+  grpc::Status s = stub->Diagnose(&c1, dreq, &dresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "checks[0]: 5000 bytes long; allowed at most 64");
+  dreq.Clear();
+  for (int i = 0; i < 1000; ++i) dreq.add_checks("pfc");
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  s = stub->Diagnose(&c2, dreq, &dresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("checks: 1000 names; allowed at most"));
+  roced::v1::GetCountersRequest creq;
+  creq.set_netdev("eth0\nERR");
+  grpc::ClientContext c3;
+  Deadline(&c3);
+  roced::v1::GetCountersResponse cresp;
+  s = stub->GetCounters(&c3, creq, &cresp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "netdev: 'eth0\\nERR' has a control character");
+}
+
+TEST_F(AgentServerTest, WatchStateBeyondTheSubscriberCapIsRefusedWhileGetStateAnswers) {
+  auto stub = Stub(TcpTarget());
+  struct Watch {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader;
+  };
+  std::vector<std::unique_ptr<Watch>> watches;
+  for (size_t i = 0; i < EventBus::kMaxSubscribers; ++i) {
+    auto w = std::make_unique<Watch>();
+    Deadline(&w->ctx, 60);
+    w->reader = stub->WatchState(&w->ctx, {});
+    roced::v1::StateEvent ev;
+    // The first event comes once the stream is subscribed.
+    ASSERT_TRUE(w->reader->Read(&ev)) << "stream " << i;
+    watches.push_back(std::move(w));
+  }
+  {
+    grpc::ClientContext ctx;
+    Deadline(&ctx);
+    auto reader = stub->WatchState(&ctx, {});
+    roced::v1::StateEvent ev;
+    EXPECT_FALSE(reader->Read(&ev));
+    grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(s.error_message(), "too many WatchState streams: at most 64 may be open at once");
+  }
+  grpc::ClientContext get;
+  Deadline(&get);
+  roced::v1::NodeState state;
+  EXPECT_TRUE(stub->GetState(&get, {}, &state).ok());
+  EXPECT_FALSE(state.devices().empty());
+  // A stream that ends frees its place.
+  watches.back()->ctx.TryCancel();
+  watches.back()->reader->Finish();
+  watches.pop_back();
+  bool watched = false;
+  for (int attempt = 0; attempt < 40 && !watched; ++attempt) {
+    grpc::ClientContext ctx;
+    Deadline(&ctx);
+    auto reader = stub->WatchState(&ctx, {});
+    roced::v1::StateEvent ev;
+    watched = reader->Read(&ev);
+    ctx.TryCancel();
+    reader->Finish();
+    if (!watched) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(watched);
+  for (auto& w : watches) w->ctx.TryCancel();
+  for (auto& w : watches) w->reader->Finish();
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+// Bounds on a NodeConfig, the one place they are written: validation checks
+// every count against these before it looks at any element (so a config of a
+// million entries is refused at the cost of reading a few sizes), the YAML
+// decoder bounds its input, and the docs quote them. Probe limits are in
+// probe_limits.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace roced::model::config_limits {
+
+// interfaces: a node has a few RoCE ports (two to sixteen NICs, one or two
+// ports each); 256 leaves room for every port of the largest hosts and
+// their VFs named one by one.
+inline constexpr int kMaxInterfaces = 256;
+// hugepages: one pool per page size (2Mi, 1Gi) node-wide and per NUMA node;
+// 32 covers both sizes on 16 NUMA nodes (four sockets with sub-NUMA
+// clustering), the largest x86-64 servers.
+inline constexpr int kMaxHugepages = 32;
+// qos.dscp_to_priority: DSCP is 6 bits, so 64 keys exist at most.
+inline constexpr int kMaxDscpEntries = 64;
+// Lists of priorities (pfc.priorities, ecn.np_priorities/rp_priorities):
+// eight priorities, each listed once at most.
+inline constexpr int kMaxPriorities = 8;
+// ets.priority_to_tc, ets.tc_bandwidth, ets.tsa: exactly one entry per
+// priority / traffic class.
+inline constexpr int kEtsEntries = 8;
+
+// Issues one validation (or one YAML decode) reports: enough to fix a config
+// by, few enough that the answer (and a log line quoting it) stays small.
+// Beyond it a last issue says how many more were found.
+inline constexpr size_t kMaxIssues = 100;
+
+// A YAML config file: the largest config within every cap above is a few
+// hundred kB; 1 MiB is also the gRPC server's message cap.
+inline constexpr size_t kMaxConfigBytes = 1u << 20;
+// YAML nodes (scalars, sequences, mappings) one config may hold, counted
+// before yaml-cpp builds its tree (about 200 bytes a node): a config at the
+// caps above (256 interfaces with full QoS, 1024 peers) has about 60,000.
+inline constexpr size_t kMaxYamlNodes = 100000;
+
+}  // namespace roced::model::config_limits
