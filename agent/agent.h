@@ -64,6 +64,9 @@ struct AgentOptions {
   // The node's parts, from NodeBackends (main) or a test's fakes;
   // backends.node_io is required.
   AgentBackends backends;
+  // Where the agent's metric families go: the registry main() exposes on
+  // /metrics (the runtimes register theirs on it too). Null: one of its own.
+  std::shared_ptr<prometheus::Registry> registry;
   // Run the reconcile loop (start-up, config changes, netlink events, and
   // every reconcile.interval).
   bool reconcile = true;
@@ -133,7 +136,6 @@ class Agent {
   void SetComponentHealth(const std::string& name, bool healthy, const std::string& message);
 
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
-  const AgentOptions& options() const { return options_; }
 
  private:
   void Publish(roced::v1::StateEvent event) { bus_.Publish(std::move(event)); }

@@ -163,7 +163,10 @@ int Run(int argc, char** argv) {
   // The composition root: the node's backends are chosen here, once, and
   // every part gets its share.
   const roced::agent::NodeBackends node(PathsFrom(flags), /*use_verbs=*/true);
-  roced::agent::Agent agent(AgentOptionsFrom(flags, node));
+  auto registry = std::make_shared<prometheus::Registry>();
+  roced::agent::AgentOptions agent_options = AgentOptionsFrom(flags, node);
+  agent_options.registry = registry;
+  roced::agent::Agent agent(agent_options);
   if (absl::Status s = agent.LoadConfig(/*startup=*/true); !s.ok()) {
     std::cerr << "roced: config rejected:\n" << s.message() << "\n";
     return kExitError;
@@ -174,6 +177,8 @@ int Run(int argc, char** argv) {
   counters.Start();
   roced::agent::ProbeRuntimeOptions probe_options;
   probe_options.factory = node.endpoints();
+  probe_options.registry = registry.get();
+  probe_options.sysfs_root = flags.sysfs_root;
   roced::agent::ProbeRuntime probes(&agent, probe_options);
   probes.Start();
 
@@ -181,7 +186,7 @@ int Run(int argc, char** argv) {
   server_options.grpc_listen = flags.grpc_listen;
   server_options.socket_path = flags.socket;
   server_options.metrics_listen = flags.metrics_listen;
-  roced::agent::Server server({&agent, &counters, &probes}, server_options);
+  roced::agent::Server server({&agent, &counters, &probes, registry}, server_options);
   auto stop = [&] {
     probes.Stop();
     counters.Stop();

@@ -45,12 +45,12 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
   io.round_trip_timeout = options_.round_trip_timeout;
   io.max_latency_run = options_.max_latency_run;
   io.completion_timeout = options_.completion_timeout;
-  io.sysfs_root = agent_->options().paths.sysfs;
+  io.sysfs_root = options_.sysfs_root;
   auto local_port = [this] { return ResolveLocalPort(); };
   initiator_ = std::make_unique<probe::Initiator>(std::move(io), factory_, peers, local_port);
   responders_ = std::make_unique<probe::ResponderRegistry>(factory_, local_port,
                                                            options_.max_responder_endpoints);
-  auto& registry = *agent_->registry();
+  auto& registry = *options_.registry;
   latency_ = &prometheus::BuildHistogram()
                   .Name("roced_probe_latency_seconds")
                   .Help("One-way RDMA WRITE latency to a peer agent (half the round trip, as "

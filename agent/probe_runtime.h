@@ -51,6 +51,7 @@
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/peer.pb.h"
 #include "util/triggered_loop.h"
@@ -58,6 +59,11 @@
 namespace roced::agent {
 
 struct ProbeRuntimeOptions {
+  // Where the roced_probe_* families are registered (the registry /metrics
+  // exposes). Required; not owned.
+  prometheus::Registry* registry = nullptr;
+  // The sysfs root local RDMA counters are read under.
+  std::string sysfs_root = "/sys";
   // Endpoints come from here: NodeBackends::endpoints() (libibverbs on the
   // live kernel), or a test's fake. Null: none (every probe fails with
   // device_unavailable and OpenEndpoint with FAILED_PRECONDITION). Not owned.

@@ -30,6 +30,7 @@ Server::Server(ServedParts parts, ServerOptions options)
     : agent_(parts.agent),
       counters_(parts.counters),
       probes_(parts.probes),
+      registry_(std::move(parts.registry)),
       options_(std::move(options)),
       agent_service_(parts.agent) {
   agent_service_.set_counters(counters_);
@@ -118,7 +119,7 @@ absl::Status Server::Start() {
     if (counters_ != nullptr) {
       for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
     }
-    exposer_->RegisterCollectable(agent_->registry());
+    if (registry_ != nullptr) exposer_->RegisterCollectable(registry_);
     auto ports = exposer_->GetListeningPorts();
     metrics_port_ = ports.empty() ? 0 : ports.front();
     agent_->SetComponentHealth("metrics", true, absl::StrCat("listening on port ", metrics_port_));

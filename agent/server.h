@@ -17,6 +17,7 @@
 #include "agent/probe_runtime.h"
 #include "metrics/node_collector.h"
 #include "prometheus/exposer.h"
+#include "prometheus/registry.h"
 
 namespace roced::agent {
 
@@ -74,6 +75,8 @@ struct ServedParts {
   Agent* agent = nullptr;
   CountersRuntime* counters = nullptr;
   ProbeRuntime* probes = nullptr;
+  // The agent's and the runtimes' metric families, exposed on /metrics.
+  std::shared_ptr<prometheus::Registry> registry;
 };
 
 class Server {
@@ -96,6 +99,7 @@ class Server {
   Agent* const agent_;
   CountersRuntime* const counters_;
   ProbeRuntime* const probes_;
+  const std::shared_ptr<prometheus::Registry> registry_;
   ServerOptions options_;
   AgentService agent_service_;
   ProbePeerService peer_service_;

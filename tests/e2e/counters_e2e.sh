@@ -42,9 +42,11 @@ check "lifespan is not a counter" bash -c "! grep -q lifespan <<<'$out'"
 out=$(ctl counters --device rxe0)
 check "--device keeps only that device" bash -c "! grep -q mlx5 <<<'$out' && grep -q '^rxe0' <<<'$out'"
 
-# A counter that moves between the two readings of --rate.
-(sleep 0.5; echo 102201 >"$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent") &
-out=$(ctl counters --rate --interval 1s)
+# A counter that moves between the two readings of --rate (2 s apart; the
+# write comes 1 s in, so a slow first reading, as under TSan on a loaded
+# machine, still comes before it).
+(sleep 1; echo 103201 >"$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent") &
+out=$(ctl counters --rate --interval 2s)
 wait $!
 rate=$(awk '/cnp_sent \(np_cnp_sent\)/ {print $NF}' <<<"$out")
 check "--rate shows the counter that moved, about 1000/s ($rate)" \

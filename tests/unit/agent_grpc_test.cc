@@ -310,11 +310,11 @@ TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
   s1.grpc_listen = "127.0.0.1:0";
   s1.socket_path = "";
   s1.metrics_listen = "";
-  Server first({&agent, nullptr, nullptr}, s1);
+  Server first({&agent, nullptr, nullptr, nullptr}, s1);
   ASSERT_TRUE(first.Start().ok());
   ServerOptions s2 = s1;
   s2.grpc_listen = absl::StrCat("127.0.0.1:", first.grpc_port());
-  Server second({&agent, nullptr, nullptr}, s2);
+  Server second({&agent, nullptr, nullptr, nullptr}, s2);
   absl::Status st = second.Start();
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(std::string(st.message()), HasSubstr(s2.grpc_listen));

@@ -21,10 +21,14 @@ class ComposedAgent {
       : backends_(options.paths, /*use_verbs=*/false) {
     if (options.backends.node_io == nullptr) options.backends = backends_.agent();
     if (counters.paths.sysfs.empty() || counters.paths.sysfs == hal::Paths().sysfs) counters.paths = options.paths;
+    if (options.registry == nullptr) options.registry = std::make_shared<prometheus::Registry>();
     agent_ = std::make_unique<Agent>(options);
     counters_ = std::make_unique<CountersRuntime>(agent_.get(), counters);
+    probes.registry = options.registry.get();
+    probes.sysfs_root = options.paths.sysfs;
     probes_ = std::make_unique<ProbeRuntime>(agent_.get(), probes);
-    server_ = std::make_unique<Server>(ServedParts{agent_.get(), counters_.get(), probes_.get()}, server);
+    server_ = std::make_unique<Server>(
+        ServedParts{agent_.get(), counters_.get(), probes_.get(), options.registry}, server);
   }
   ~ComposedAgent() { Stop(); }
 

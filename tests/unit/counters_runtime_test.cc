@@ -90,7 +90,7 @@ class CountersServerTest : public ::testing::Test {
     counters_ = std::make_unique<CountersRuntime>(node_->agent(),
                                                   CountersRuntimeOptions{.paths = node_->Paths(node_->dir())});
     counters_->Start();
-    server_ = std::make_unique<Server>(ServedParts{node_->agent(), counters_.get(), nullptr}, sopts);
+    server_ = std::make_unique<Server>(ServedParts{node_->agent(), counters_.get(), nullptr, node_->agent()->registry()}, sopts);
     ASSERT_TRUE(server_->Start().ok());
     stub_ = roced::v1::Agent::NewStub(grpc::CreateChannel(
         absl::StrCat("127.0.0.1:", server_->grpc_port()), grpc::InsecureChannelCredentials()));
