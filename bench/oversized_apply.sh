@@ -54,16 +54,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
 SOCK=$WORK/roced.sock
-"$ROCED" --sysfs-root "$SRC/tests/fixtures/sysfs" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
-  --metrics-listen 127.0.0.1:0 --socket "$SOCK" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
-PID=$!
-for _ in $(seq 1 100); do
-  "$BIN/rocectl" --socket "$SOCK" --timeout 1s status >/dev/null 2>&1 && break
-  kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "roced did not start"; exit 1; }
-  sleep 0.1
-done
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
+start_fixture_agent 0
 sleep 1  # let start-up allocations settle
 
 kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$PID/status"; }

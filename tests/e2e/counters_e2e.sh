@@ -20,15 +20,10 @@ fail=0
 check() { local what=$1; shift; if "$@"; then echo "ok   - $what"; pass=$((pass + 1)); else echo "FAIL - $what"; fail=$((fail + 1)); fi; }
 
 cp -a "$SRC/tests/fixtures/sysfs" "$WORK/sysfs"
-cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
 SOCK=$WORK/roced.sock
-"$BIN/roced" --sysfs-root "$WORK/sysfs" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
-  --metrics-listen 127.0.0.1:0 --socket "$SOCK" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
-PID=$!
-for _ in $(seq 1 100); do
-  "$BIN/rocectl" --socket "$SOCK" --timeout 1s status >/dev/null 2>&1 && break
-  sleep 0.1
-done
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
+start_fixture_agent 0 "$WORK/sysfs"
 ctl() { "$BIN/rocectl" --socket "$SOCK" "$@"; }
 
 out=$(ctl counters)

@@ -4,13 +4,14 @@
 # A free loopback TCP port.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# start_fixture_agent METRICS_PORT: roced on tests/fixtures/sysfs with the
-# minimal config, metrics on METRICS_PORT, its socket and state in WORK; sets
-# PID and returns once `rocectl status` answers (exit 1, with its log, if
-# roced dies first).
+# start_fixture_agent METRICS_PORT [SYSFS_ROOT]: roced ($ROCED, default
+# $BIN/roced) on SYSFS_ROOT (default tests/fixtures/sysfs) with the minimal
+# config, metrics on METRICS_PORT (0: any), its socket and state in WORK;
+# sets PID and returns once `rocectl status` answers (exit 1, with its log,
+# if roced dies first).
 start_fixture_agent() {
   cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
-  "$BIN/roced" --sysfs-root "$SRC/tests/fixtures/sysfs" --config "$WORK/roced.yaml" \
+  "${ROCED:-$BIN/roced}" --sysfs-root "${2:-$SRC/tests/fixtures/sysfs}" --config "$WORK/roced.yaml" \
     --grpc-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$1" \
     --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
   PID=$!
