@@ -202,8 +202,13 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
     return response;
   }
   std::vector<roced::v1::PriorValue> prior;
-  if (config.mode() == roced::v1::MODE_ENFORCE && !plan.empty()) {
-    prior = reconcile::PriorValues(plan, prepared.targets);
+  const bool writes = config.mode() == roced::v1::MODE_ENFORCE && !plan.empty();
+  if (writes) prior = reconcile::PriorValues(plan, prepared.targets);
+  // What is accepted must be storable, checked before the node is touched.
+  roced::v1::AcceptedConfig next =
+      AcceptFromApply(accepted_, options_.config_path, config, confirm, absl::Now(), prior);
+  RETURN_IF_ERROR(StateDir::CheckStorable(next));
+  if (writes) {
     // Before the node is touched: an agent killed during the apply writes
     // these back at start-up.
     if (absl::Status s = state_dir_.WriteJournal(accepted_.generation() + 1, "ApplyConfig", prior); !s.ok()) {
@@ -216,12 +221,18 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
       return response;
     }
   }
-  roced::v1::AcceptedConfig next =
-      AcceptFromApply(accepted_, options_.config_path, config, confirm, absl::Now(), prior);
   if (next.provisional()) *response.mutable_confirm_deadline() = next.confirm_deadline();
-  absl::Status accepted = Accept(next);
+  if (absl::Status accepted = Accept(next); !accepted.ok()) {
+    // Applied but not recorded: an accepted config nobody can find after a
+    // restart is worse than none. Put the node back (the journal stays until
+    // the values are back) and say so.
+    restore_.Add("apply that could not be persisted", prior);
+    const bool restored = RestoreLocked("apply that could not be persisted");
+    return absl::UnavailableError(absl::StrCat(accepted.message(), restored ? "; the node was put back as it was"
+                                                                            : "; putting the node back failed, "
+                                                                              "retried on every pass"));
+  }
   state_dir_.RemoveJournal();
-  if (!accepted.ok()) return accepted;
   response.set_generation(accepted_.generation());
   ReconcileLocked("config applied", /*config_change=*/true);
   // Wake the loop so it re-arms its timer for the confirm deadline and the

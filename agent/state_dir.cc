@@ -4,6 +4,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
@@ -37,6 +41,28 @@ JsonRead ReadJsonFile(const std::string& path, google::protobuf::Message* messag
 }
 
 }  // namespace
+
+StateDir::StateDir(std::string dir) : dir_(std::move(dir)) {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::StartsWith(name, "accepted.json.tmp.") && !absl::StartsWith(name, "apply-journal.json.tmp.")) continue;
+    std::error_code rm;
+    if (std::filesystem::remove(entry.path(), rm)) {
+      LOG_INFO << "removed " << entry.path().string() << ", left by an interrupted write";
+    }
+  }
+}
+
+absl::Status StateDir::CheckStorable(const roced::v1::AcceptedConfig& accepted) {
+  std::string json;
+  if (auto st = google::protobuf::util::MessageToJsonString(accepted, &json); !st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config cannot be stored (nothing changed): ", std::string(st.message())));
+  }
+  return absl::OkStatus();
+}
 
 std::optional<roced::v1::AcceptedConfig> StateDir::LoadAccepted() const {
   if (dir_.empty()) return std::nullopt;

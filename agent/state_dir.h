@@ -19,7 +19,12 @@ namespace roced::agent {
 
 class StateDir {
  public:
-  explicit StateDir(std::string dir) : dir_(std::move(dir)) {}
+  // Removes temporary files a crash left between writing and renaming.
+  explicit StateDir(std::string dir);
+
+  // INVALID_ARGUMENT when `accepted` cannot be written as proto JSON (e.g.
+  // a timestamp out of range): checked before a config is applied.
+  static absl::Status CheckStorable(const roced::v1::AcceptedConfig& accepted);
 
   // The persisted accepted config; nullopt when absent or unreadable (the
   // latter is logged).

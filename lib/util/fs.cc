@@ -106,6 +106,15 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
     ::unlink(tmp.c_str());
     return ErrnoToStatus(err, absl::StrCat("rename ", tmp, " to ", path));
   }
+  // The rename is durable only once the directory entry is on disk.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", dir));
+  int rc = ::fsync(dfd);
+  int err = errno;
+  ::close(dfd);
+  if (rc != 0) return ErrnoToStatus(err, absl::StrCat("fsync ", dir));
   return absl::OkStatus();
 }
 

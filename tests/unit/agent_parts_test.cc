@@ -12,6 +12,7 @@
 #include "agent/restore_queue.h"
 #include "fake_node_io_for_test.h"
 #include "test_util.h"
+#include "util/fs.h"
 #include "util/proto_time.h"
 
 namespace roced::agent {
@@ -171,6 +172,35 @@ TEST(RestoreQueue, AJournalWhoseApplyWasAcceptedIsDiscarded) {
   EXPECT_TRUE(queue.empty());
   EXPECT_FALSE(state_dir.LoadJournal());
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace roced::agent
+
+namespace roced::agent {
+namespace {
+
+TEST(StateDir, TemporaryFilesLeftByACrashAreRemovedAtStart) {
+  const std::string dir = test_util::MakeTempDir();
+  for (const char* name : {"accepted.json.tmp.4242", "apply-journal.json.tmp.17", "notes.tmp"}) {
+    ASSERT_TRUE(util::WriteFileAtomic(dir + "/" + name, "{").ok());
+  }
+  StateDir state_dir(dir);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/accepted.json.tmp.4242"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/apply-journal.json.tmp.17"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/notes.tmp")) << "only the state dir's own temporaries go";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StateDir, ConfigThatCannotBeWrittenAsJsonIsNotStorable) {
+  roced::v1::AcceptedConfig ok;
+  ok.set_generation(1);
+  EXPECT_TRUE(StateDir::CheckStorable(ok).ok());
+  roced::v1::AcceptedConfig bad = ok;
+  bad.mutable_accepted_at()->set_seconds(int64_t{1} << 40);  // past year 9999
+  absl::Status s = StateDir::CheckStorable(bad);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("cannot be stored"));
 }
 
 }  // namespace

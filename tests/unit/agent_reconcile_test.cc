@@ -99,6 +99,21 @@ TEST_F(AgentReconcileTest, DryRunReturnsThePlanAndChangesNothing) {
   EXPECT_EQ(agent_->State().config().generation(), 0u);
 }
 
+// An apply that went through but cannot be recorded (here accepted.json
+// cannot be replaced) must not leave the node changed with no record of
+// why: the node is put back and the caller told.
+TEST_F(AgentReconcileTest, ApplyThatCannotBePersistedPutsTheNodeBack) {
+  std::filesystem::create_directory(dir_ + "/accepted.json");
+  auto r = Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsUnavailable(r.status())) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("cannot persist the accepted config"));
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("put back as it was"));
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(1500));
+  EXPECT_EQ(agent_->State().config().generation(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json")) << "the values are back: no journal";
+}
+
 TEST_F(AgentReconcileTest, ApplyThenReapplyGivesAnEmptyPlan) {
   auto r = Apply(kPfc3);
   ASSERT_TRUE(r.ok()) << r.status();
