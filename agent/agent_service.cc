@@ -19,12 +19,8 @@ absl::Status CheckApplyBounds(const roced::v1::ApplyConfigRequest& request) {
   if (!model::CheckConfigBounds(request.config(), &issues)) {
     return absl::InvalidArgumentError(absl::StrCat("config rejected: ", model::ErrorSummary(issues)));
   }
-  const auto& t = request.confirm_timeout();
-  if (t.nanos() < -999999999 || t.nanos() > 999999999 || (t.seconds() > 0 && t.nanos() < 0) ||
-      (t.seconds() < 0 && t.nanos() > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "confirm_timeout: seconds ", t.seconds(), " and nanos ", t.nanos(),
-        " is not a normalized duration; allowed: nanos -999999999 to 999999999 with the sign of seconds"));
+  if (std::optional<std::string> problem = model::DurationProblem(request.confirm_timeout())) {
+    return absl::InvalidArgumentError(absl::StrCat("confirm_timeout: ", *problem));
   }
   return absl::OkStatus();
 }

@@ -36,22 +36,21 @@ std::string Digest(const std::string& text) {
 absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFile(const std::string& path,
                                                                         bool optional) {
   if (optional && !util::PathExists(path)) return std::nullopt;
-  // LoadConfigFile refuses a file over the size cap before reading it; the
-  // text is read again only for its digest once it passed.
+  // LoadConfigFile refuses a file over the size cap before reading it, and
+  // hands back the text it validated for the digest.
   std::vector<roced::v1::ValidationIssue> warnings;
-  absl::StatusOr<roced::v1::NodeConfig> config = model::LoadConfigFile(path, &warnings);
+  std::string text;
+  absl::StatusOr<roced::v1::NodeConfig> config = model::LoadConfigFile(path, &warnings, &text);
   for (const auto& w : warnings) {
     std::string line = model::FormatIssues(path, {w});
     if (!line.empty() && line.back() == '\n') line.pop_back();
     LOG_WARNING << line;
   }
   if (!config.ok()) return config.status();
-  absl::StatusOr<std::string> text = util::ReadFile(path);
-  if (!text.ok()) return text.status();
   roced::v1::AcceptedConfig file;
   file.set_source(roced::v1::CONFIG_SOURCE_FILE);
   file.set_path(path);
-  file.set_file_digest(Digest(*text));
+  file.set_file_digest(Digest(text));
   *file.mutable_config() = *std::move(config);
   model::ApplyDefaults(file.mutable_config());
   return file;

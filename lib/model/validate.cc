@@ -110,18 +110,10 @@ class Checker {
     return false;
   }
 
-  // google.protobuf.Duration's own rules: |nanos| below one second, nanos
-  // carrying the seconds' sign, seconds within +-10000 years.
   bool NormalizedDuration(const std::string& path, const google::protobuf::Duration& d) {
-    constexpr int64_t kMaxSeconds = 315576000000;
-    const bool ok = d.nanos() >= -999999999 && d.nanos() <= 999999999 &&
-                    !(d.seconds() > 0 && d.nanos() < 0) && !(d.seconds() < 0 && d.nanos() > 0) &&
-                    d.seconds() >= -kMaxSeconds && d.seconds() <= kMaxSeconds;
-    if (ok) return true;
-    Error(path, absl::StrCat("seconds ", d.seconds(), " and nanos ", d.nanos(),
-                             " is not a normalized duration; allowed: nanos -999999999 to 999999999 "
-                             "with the sign of seconds, seconds within +-", kMaxSeconds));
-    return false;
+    std::optional<std::string> problem = DurationProblem(d);
+    if (problem) Error(path, *problem);
+    return !problem;
   }
 
   // Checks lo <= v <= hi; the message names the value and the range.
@@ -462,6 +454,17 @@ bool HasErrors(const std::vector<ValidationIssue>& issues) {
   return false;
 }
 
+std::optional<std::string> DurationProblem(const google::protobuf::Duration& d) {
+  constexpr int64_t kMaxSeconds = 315576000000;
+  const bool ok = d.nanos() >= -999999999 && d.nanos() <= 999999999 && !(d.seconds() > 0 && d.nanos() < 0) &&
+                  !(d.seconds() < 0 && d.nanos() > 0) && d.seconds() >= -kMaxSeconds && d.seconds() <= kMaxSeconds;
+  if (ok) return std::nullopt;
+  return absl::StrCat("seconds ", d.seconds(), " and nanos ", d.nanos(),
+                      " is not a normalized duration; allowed: nanos -999999999 to 999999999 "
+                      "with the sign of seconds, seconds within +-",
+                      kMaxSeconds);
+}
+
 std::string ErrorSummary(const std::vector<ValidationIssue>& issues) {
   std::vector<std::string> parts;
   for (const auto& i : issues) {
@@ -547,7 +550,8 @@ void ApplyDefaults(roced::v1::NodeConfig* config) {
 }
 
 absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(const std::string& path,
-                                                     std::vector<ValidationIssue>* warnings) {
+                                                     std::vector<ValidationIssue>* warnings,
+                                                     std::string* text_out) {
   // Refused before it is read; DecodeYamlConfig checks the text it is given
   // too (a file that grows in between).
   std::error_code ec;
@@ -573,6 +577,7 @@ absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(const std::string& path,
     if (!msg.empty() && msg.back() == '\n') msg.pop_back();
     return absl::InvalidArgumentError(msg);
   }
+  if (text_out != nullptr) *text_out = *std::move(text);
   return std::move(decoded->config);
 }
 

@@ -2,10 +2,13 @@
 // cross-field checks the schema cannot express. Pure; thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/config_yaml.h"
 #include "roced/v1/agent.pb.h"
+#include "google/protobuf/duration.pb.h"
 #include "roced/v1/config.pb.h"
 
 namespace roced::model {
@@ -31,6 +34,11 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
 bool CheckConfigBounds(const roced::v1::NodeConfig& config,
                        std::vector<roced::v1::ValidationIssue>* issues);
 
+// What is wrong with `d` as a google.protobuf.Duration (|nanos| below one
+// second, nanos carrying the seconds' sign, seconds within +-10000 years),
+// or nullopt when it is normalized.
+std::optional<std::string> DurationProblem(const google::protobuf::Duration& d);
+
 // True when any issue is an error.
 bool HasErrors(const std::vector<roced::v1::ValidationIssue>& issues);
 
@@ -48,8 +56,10 @@ void ApplyDefaults(roced::v1::NodeConfig* config);
 
 // Loads, decodes and validates a config file. Returns the config, or
 // INVALID_ARGUMENT whose message is FormatIssues() of every error.
-// Warnings are appended to `warnings` when non-null.
+// Warnings are appended to `warnings` when non-null; the text read goes to
+// `text` when non-null (the file is read once: what is digested is what was
+// validated).
 absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(
-    const std::string& path, std::vector<roced::v1::ValidationIssue>* warnings);
+    const std::string& path, std::vector<roced::v1::ValidationIssue>* warnings, std::string* text = nullptr);
 
 }  // namespace roced::model
