@@ -272,18 +272,15 @@ roced::v1::ApplyResult Agent::Reconcile(const std::string& reason) {
 
 roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool config_change) {
   RestoreLocked(reason);
-  roced::v1::ApplyResult none;
-  none.set_success(true);
-  if (accepted_.generation() == 0 || accepted_.config().api_version().empty()) return none;
+  if (accepted_.generation() == 0 || accepted_.config().api_version().empty()) {
+    roced::v1::ApplyResult nothing_managed;
+    nothing_managed.set_success(true);
+    return nothing_managed;
+  }
   const absl::Time start = absl::Now();
   reconcile::PassResult pass = enforcer_.Enforce(accepted_.config(), published_.Devices(), start);
   ReportPass(reason, config_change, pass, start);
-  if (pass.outcome == reconcile::PassResult::Outcome::kApplied ||
-      (pass.outcome == reconcile::PassResult::Outcome::kFailed && pass.targets.ok())) {
-    return pass.apply;
-  }
-  none.set_success(pass.outcome != reconcile::PassResult::Outcome::kFailed);
-  return none;
+  return pass.apply;
 }
 
 void Agent::ReportPass(const std::string& reason, bool config_change, const reconcile::PassResult& pass,

@@ -6,7 +6,6 @@
 #include "agent/grpc_peer_client.h"
 #include "model/probe_limits.h"
 #include "probe/stats.h"
-#include "probe/verbs_endpoint.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/proto_time.h"
@@ -106,12 +105,10 @@ absl::StatusOr<probe::LocalPort> ProbeRuntime::ResolveLocalPort() const {
 absl::StatusOr<roced::v1::ProbeResult> ProbeRuntime::RunProbe(
     const roced::v1::RunProbeRequest& request) {
   if (stopping_.load()) return absl::UnavailableError("agent is stopping");
-  absl::StatusOr<probe::ProbeParams> params =
-      probe::ResolveParams(request, agent_->State().config().desired().probes());
+  const roced::v1::ProbeConfig pc = agent_->State().config().desired().probes();
+  absl::StatusOr<probe::ProbeParams> params = probe::ResolveParams(request, pc);
   if (!params.ok()) return params.status();
-  const uint32_t max_concurrent =
-      probe::MaxConcurrent(agent_->State().config().desired().probes());
-  absl::StatusOr<probe::ProbeLimiter::Slot> slot = limiter_.TryAcquire(params->kind, max_concurrent);
+  absl::StatusOr<probe::ProbeLimiter::Slot> slot = limiter_.TryAcquire(params->kind, probe::MaxConcurrent(pc));
   if (!slot.ok()) return slot.status();
   probe::InitiatorRun run = initiator_->Run(*params, &stopping_);
   Record(run);

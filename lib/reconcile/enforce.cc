@@ -107,9 +107,11 @@ std::vector<roced::v1::FieldStatus> Enforcer::FieldsAfter(const roced::v1::NodeC
 PassResult Enforcer::Enforce(const roced::v1::NodeConfig& config,
                              const std::vector<roced::v1::RdmaDevice>& devices, absl::Time now) {
   PassResult pass;
+  pass.apply.set_success(true);  // until a write or the targets fail
   absl::StatusOr<Prepared> prepared = Prepare(config, devices);
   if (!prepared.ok()) {
     pass.outcome = PassResult::Outcome::kFailed;
+    pass.apply.set_success(false);
     pass.targets = prepared.status();
     roced::v1::FieldStatus fs;
     fs.set_field("interfaces");

@@ -70,7 +70,9 @@ struct PassResult {
   };
   Outcome outcome = Outcome::kNoop;
   // The steps the pass found (after the back-off) and, when it wrote them,
-  // what happened to each (parallel to `steps`).
+  // what happened to each (parallel to `steps`). When nothing was written,
+  // `apply` has no steps and success says whether the pass failed
+  // (unresolved targets) or not.
   std::vector<Step> steps;
   roced::v1::ApplyResult apply;
   // Every managed field after the pass.
