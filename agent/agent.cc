@@ -9,6 +9,7 @@
 #include "model/validate.h"
 #include "reconcile/journal.h"
 #include "reconcile/plan.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/proto_time.h"
@@ -96,6 +97,7 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
   ev.mutable_config()->set_accepted(true);
   ev.mutable_config()->set_generation(accepted.generation());
   ev.mutable_config()->set_source(accepted.source());
+  ev.mutable_config()->set_identity(accepted.applied_by());
   Publish(std::move(ev));
   LOG_INFO << "accepted config generation " << accepted.generation() << " from "
            << roced::v1::ConfigSource_Name(accepted.source()) << (accepted.provisional() ? " (provisional)" : "");
@@ -156,7 +158,8 @@ absl::Status Agent::LoadConfig(bool startup) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v1::ApplyConfigRequest& request) {
+absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v1::ApplyConfigRequest& request,
+                                                                 const std::string& identity) {
   std::vector<roced::v1::ValidationIssue> issues;
   model::ValidateConfig(request.config(), nullptr, &issues);
   if (model::HasErrors(issues)) {
@@ -176,10 +179,11 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v
   if (!request.dry_run() && !RestoreLocked("before ApplyConfig")) restore_.Drop();
   roced::v1::ApplyConfigResponse response;
   for (const auto& w : issues) *response.add_warnings() = w;
-  return ApplyLocked(request, confirm, std::move(response));
+  return ApplyLocked(request, identity, confirm, std::move(response));
 }
 
 absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v1::ApplyConfigRequest& request,
+                                                                  const std::string& identity,
                                                                   absl::Duration confirm,
                                                                   roced::v1::ApplyConfigResponse response) {
   roced::v1::NodeConfig config = request.config();
@@ -207,6 +211,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
   // What is accepted must be storable, checked before the node is touched.
   roced::v1::AcceptedConfig next =
       AcceptFromApply(accepted_, options_.config_path, config, confirm, absl::Now(), prior);
+  next.set_applied_by(identity);
   RETURN_IF_ERROR(StateDir::CheckStorable(next));
   if (writes) {
     // Before the node is touched: an agent killed during the apply writes
@@ -242,7 +247,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
   return response;
 }
 
-absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
+absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation, const std::string& identity) {
   std::lock_guard<std::mutex> rlock(reconcile_mu_);
   if (!accepted_.provisional()) {
     return absl::FailedPreconditionError(
@@ -256,7 +261,8 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation) {
   RETURN_IF_ERROR(state_dir_.SaveAccepted(confirmed));
   accepted_ = confirmed;
   published_.ClearConfirmDeadline();
-  LOG_INFO << "generation " << accepted_.generation() << " confirmed";
+  LOG_INFO << "generation " << accepted_.generation() << " confirmed"
+           << (identity.empty() ? "" : " by " + util::EscapeForLog(identity, 128));
   return accepted_.generation();
 }
 

@@ -99,13 +99,14 @@ class Agent {
   // either return the plan (dry_run) or apply it. The config is accepted
   // and persisted only when the apply succeeds; a failed apply rolls the
   // node back and leaves the previous config in force (response.result
-  // says what happened, generation stays).
+  // says what happened, generation stays). `identity` (who called) is kept
+  // with the accepted config and sent in its ConfigEvent.
   absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyConfig(
-      const roced::v1::ApplyConfigRequest& request);
+      const roced::v1::ApplyConfigRequest& request, const std::string& identity = "");
 
   // Makes the pending provisional config permanent. FAILED_PRECONDITION
   // when none is pending, ABORTED when `generation` is not the pending one.
-  absl::StatusOr<uint64_t> ConfirmConfig(uint64_t generation);
+  absl::StatusOr<uint64_t> ConfirmConfig(uint64_t generation, const std::string& identity = "");
 
   // One reconcile pass now (also what the loop runs).
   roced::v1::ApplyResult Reconcile(const std::string& reason);
@@ -134,6 +135,8 @@ class Agent {
 
   // Marks a component healthy or not (shown in GetState and metrics).
   void SetComponentHealth(const std::string& name, bool healthy, const std::string& message);
+  // A warning shown in GetState (AgentInfo.warnings) and `rocectl status`.
+  void AddWarning(const std::string& warning) { published_.AddWarning(warning); }
 
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
@@ -163,7 +166,7 @@ class Agent {
   // config (source CONFIRM_TIMEOUT) and queues the priors for restore.
   absl::Status RollBackProvisionalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   // ApplyConfig once validated and under the lock: journal, apply, accept.
-  absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyLocked(const roced::v1::ApplyConfigRequest& request,
+  absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyLocked(const roced::v1::ApplyConfigRequest& request, const std::string& identity,
                                                             absl::Duration confirm,
                                                             roced::v1::ApplyConfigResponse response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);

@@ -1,11 +1,13 @@
 // gRPC front ends: roced.v1.Agent and roced.v1.ProbePeer. Handlers are thin:
-// check input, call the Agent, map the status.
+// each runs inside Gate::Serve (who calls, may they, the record of it),
+// checks input, calls the Agent, maps the status.
 #pragma once
 
 #include <atomic>
 
 #include "agent/agent.h"
 #include "agent/counters_runtime.h"
+#include "agent/gate.h"
 #include "agent/probe_service.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
@@ -14,7 +16,8 @@ namespace roced::agent {
 
 class AgentService final : public roced::v1::Agent::Service {
  public:
-  explicit AgentService(Agent* agent) : agent_(agent) {}
+  // Both must outlive serving.
+  AgentService(Agent* agent, Gate* gate) : agent_(agent), gate_(gate) {}
 
   // Makes open WatchState streams end (called before server shutdown).
   void Shutdown() { shutting_down_.store(true); }
@@ -50,11 +53,22 @@ class AgentService final : public roced::v1::Agent::Service {
                         roced::v1::DiagnoseResponse* response) override;
 
  private:
+  grpc::Status Watch(grpc::ServerContext* context, const Caller& caller,
+                     const roced::v1::WatchStateRequest& request,
+                     grpc::ServerWriter<roced::v1::StateEvent>* writer);
+  grpc::Status RunDiagnose(const roced::v1::DiagnoseRequest& request, roced::v1::DiagnoseResponse* response);
+
   Agent* agent_;
+  Gate* gate_;
   CountersRuntime* counters_ = nullptr;
   ProbeRuntime* probes_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };
+
+// GetCounters of both services: checks the names, reads `counters`
+// (UNAVAILABLE when null).
+grpc::Status ReadCounters(CountersRuntime* counters, const roced::v1::GetCountersRequest& request,
+                          roced::v1::GetCountersResponse* response);
 
 // ProbePeerService (agent-to-agent probe set-up) is in probe_service.h.
 

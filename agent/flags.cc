@@ -12,13 +12,46 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
                "state; an explicitly given path must exist.");
   p->AddString("grpc-listen", &f->grpc_listen, "ADDR",
                "TCP address for the gRPC API (roced.v1.Agent, roced.v1.ProbePeer, "
-               "grpc.health.v1, reflection). Empty disables TCP.");
+               "grpc.health.v1). Served only with mutual TLS (--tls-cert, --tls-key, "
+               "--tls-client-ca) or --insecure; without either the default address is not "
+               "opened (the unix socket still is) and an explicit one is a start-up error. "
+               "Empty disables TCP.");
+  p->AddString("tls-cert", &f->tls_cert, "FILE",
+               "PEM certificate of the TCP listener, also sent as the client certificate when "
+               "this agent calls peer agents (give it the peer role in the peers' access file). "
+               "Reloaded within 10 s when the file changes.");
+  p->AddString("tls-key", &f->tls_key, "FILE", "PEM private key of --tls-cert (reloaded with it).");
+  p->AddString("tls-client-ca", &f->tls_client_ca, "FILE",
+               "PEM CA bundle that client certificates must chain to; also verifies peer agents' "
+               "certificates. A caller without a certificate gets UNAUTHENTICATED; one with a "
+               "certificate of another CA or an expired one fails the TLS handshake.");
+  p->AddString("access-file", &f->access_file, "FILE",
+               "Access policy (YAML, kind: AccessPolicy): the roles (viewer, operator, admin, "
+               "peer) of certificate identities (SAN DNS/URI or CN, '*' wildcards), of unix "
+               "socket callers and of --insecure callers. Without it every certificate the CA "
+               "vouches for is a viewer, root and --socket-group are admins on the socket, and "
+               "nobody else has a role. Never part of the node config.");
+  p->AddBool("insecure", &f->insecure,
+             "Serve --grpc-listen as plaintext without authentication (tests, labs): every caller "
+             "there gets the access policy's insecure_roles (default admin and peer). Only on a "
+             "loopback address unless --insecure-allow-remote is also given. Warned about at "
+             "start and in GetState.");
+  p->AddBool("insecure-allow-remote", &f->insecure_allow_remote,
+             "With --insecure, allow a non-loopback --grpc-listen: anyone who reaches the port "
+             "can change the node.");
+  p->AddBool("grpc-reflection", &f->grpc_reflection,
+             "Serve gRPC server reflection (grpcurl without .proto files) on every listener. Off "
+             "by default.");
   p->AddString("metrics-listen", &f->metrics_listen, "ADDR",
                "Address of the Prometheus endpoint (/metrics). [::]:PORT listens on every IPv4 "
                "and IPv6 address. Empty disables it.");
   p->AddString("socket", &f->socket, "PATH",
-               "Local unix socket for the gRPC API, used by rocectl by default (mode 0660). "
-               "Empty disables it.");
+               "Local unix socket for the gRPC API, used by rocectl by default (mode 0660, 0666 "
+               "when the access policy gives others a role). Callers are identified by their "
+               "process credentials (SO_PEERCRED). Empty disables it.");
+  p->AddString("socket-group", &f->socket_group, "GROUP",
+               "Group owning the unix socket; its members and root get the access policy's "
+               "socket.group_roles (default admin). Default: root's group.");
   p->AddString("state-dir", &f->state_dir, "DIR",
                "Directory for the agent's persistent state (accepted desired config and its "
                "generation).");
@@ -74,6 +107,8 @@ std::string HelpText(const util::ArgParser& parser) {
       "    /etc/roced/roced.yaml    default config\n"
       "    /var/lib/roced/          default state directory\n"
       "    /run/roced/roced.sock    default local API socket\n"
+      "    /var/lib/roced/audit.log the audit trail of mutating calls (JSON lines, rotated\n"
+      "                             to audit.log.1 at 16 MiB)\n"
       "\n"
       "EXIT STATUS\n"
       "    0 on a clean stop, 1 on a start-up error (bad config, address in use),\n"
@@ -82,8 +117,11 @@ std::string HelpText(const util::ArgParser& parser) {
       "EXAMPLES\n"
       "    Run on a checked-in fixture tree without hardware:\n"
       "        roced --sysfs-root tests/fixtures/sysfs --config deploy/examples/minimal.yaml \\\n"
-      "              --grpc-listen 127.0.0.1:7471 --metrics-listen 127.0.0.1:9471 \\\n"
+      "              --grpc-listen 127.0.0.1:7471 --insecure --metrics-listen 127.0.0.1:9471 \\\n"
       "              --socket /tmp/roced.sock --state-dir /tmp/roced\n"
+      "    With mutual TLS and an access policy:\n"
+      "        roced --tls-cert /etc/roced/tls/node.crt --tls-key /etc/roced/tls/node.key \\\n"
+      "              --tls-client-ca /etc/roced/tls/ca.crt --access-file /etc/roced/access.yaml\n"
       "    Check a config file:\n"
       "        roced --check-config --config /etc/roced/roced.yaml\n");
 }

@@ -14,6 +14,14 @@ struct Flags {
   std::string grpc_listen = "[::]:7471";
   std::string metrics_listen = "[::]:9471";
   std::string socket = "/run/roced/roced.sock";
+  std::string socket_group;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  std::string access_file;
+  bool insecure = false;
+  bool insecure_allow_remote = false;
+  bool grpc_reflection = false;
   std::string state_dir = "/var/lib/roced";
   std::string sysfs_root = "/sys";
   std::string procfs_root = "/proc";

@@ -1,6 +1,5 @@
 #include "agent/grpc_peer_client.h"
 
-#include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
 
 namespace roced::agent {
@@ -30,7 +29,7 @@ std::shared_ptr<grpc::Channel> GrpcPeerClient::Channel(const std::string& addres
   // handshake must not fail before open_timeout.)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 500);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(address, credentials_, args);
   channels_[address] = channel;
   return channel;
 }
@@ -67,7 +66,8 @@ absl::StatusOr<roced::v1::CloseEndpointResponse> GrpcPeerClient::CloseEndpoint(
 
 absl::StatusOr<roced::v1::GetCountersResponse> GrpcPeerClient::GetCounters(
     const std::string& address, const roced::v1::GetCountersRequest& request, absl::Time deadline) {
-  return Unary<roced::v1::Agent>(Channel(address), deadline, &roced::v1::Agent::Stub::GetCounters, request);
+  return Unary<roced::v1::ProbePeer>(Channel(address), deadline, &roced::v1::ProbePeer::Stub::GetCounters,
+                                     request);
 }
 
 }  // namespace roced::agent

@@ -1,6 +1,7 @@
-// probe::PeerClient over gRPC: ProbePeer and Agent.GetCounters of the peer
-// agent at a host:port, insecure channels (as the agent's own listener),
-// one cached channel per address.
+// probe::PeerClient over gRPC: the ProbePeer service of the peer agent at a
+// host:port, over the credentials the agent's own listener uses (mutual
+// TLS with the agent's certificate, or plaintext under --insecure), one
+// cached channel per address.
 //
 // Threads: thread-safe; any number of probes call at once. The channel
 // cache's mutex is a leaf.
@@ -20,6 +21,10 @@ namespace roced::agent {
 
 class GrpcPeerClient final : public probe::PeerClient {
  public:
+  // Null credentials: plaintext.
+  explicit GrpcPeerClient(std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {}
+
   absl::StatusOr<roced::v1::OpenEndpointResponse> OpenEndpoint(
       const std::string& address, const roced::v1::OpenEndpointRequest& request,
       absl::Time deadline) override;
@@ -36,6 +41,7 @@ class GrpcPeerClient final : public probe::PeerClient {
   // bound): the 65th clears it.
   std::shared_ptr<grpc::Channel> Channel(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
 
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
 };

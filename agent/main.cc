@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "access/grpc_tls.h"
+#include "access/policy.h"
 #include "agent/agent.h"
 #include "agent/backends.h"
 #include "agent/counters_runtime.h"
@@ -20,6 +22,7 @@
 #include "roced/version.h"
 #include "util/args.h"
 #include "util/log.h"
+#include "util/status_macros.h"
 
 namespace {
 
@@ -115,6 +118,33 @@ roced::agent::AgentOptions AgentOptionsFrom(const roced::agent::Flags& flags,
   return options;
 }
 
+// The gRPC server's options from the flags: the access policy (read here:
+// a bad file stops start-up), TLS or --insecure for TCP. The default TCP
+// address without either is not opened (the unix socket is); an explicit
+// one is left for Server::Start to refuse with the flags to add.
+absl::StatusOr<roced::agent::ServerOptions> ServerOptionsFrom(const roced::agent::Flags& flags) {
+  roced::agent::ServerOptions o;
+  o.grpc_listen = flags.grpc_listen;
+  o.socket_path = flags.socket;
+  o.socket_group = flags.socket_group;
+  o.metrics_listen = flags.metrics_listen;
+  o.tls = {flags.tls_cert, flags.tls_key, flags.tls_client_ca};
+  o.insecure = flags.insecure;
+  o.insecure_allow_remote = flags.insecure_allow_remote;
+  o.reflection = flags.grpc_reflection;
+  if (!flags.state_dir.empty()) o.audit_log = flags.state_dir + "/audit.log";
+  if (!flags.access_file.empty()) {
+    ASSIGN_OR_RETURN(o.policy, roced::access::LoadAccessPolicy(flags.access_file));
+  }
+  if (o.grpc_listen == roced::agent::Flags().grpc_listen && !o.tls.any() && !o.insecure) {
+    LOG_WARNING << "gRPC on TCP " << o.grpc_listen
+                << " not opened: it needs --tls-cert, --tls-key and --tls-client-ca (or --insecure); "
+                   "serving the unix socket only";
+    o.grpc_listen.clear();
+  }
+  return o;
+}
+
 // The main thread while serving: signals (SIGHUP reloads the config file,
 // SIGTERM/SIGINT return) and the systemd watchdog.
 void ServeSignals(const sigset_t& signals, roced::agent::Agent* agent, const std::string& config) {
@@ -148,6 +178,11 @@ int Run(int argc, char** argv) {
   roced::util::ArgParser parser;
   if (std::optional<int> done = ParseFlags(argc, argv, &flags, &parser)) return *done;
   if (flags.check_config) return CheckConfig(flags.config);
+  absl::StatusOr<roced::agent::ServerOptions> server_options = ServerOptionsFrom(flags);
+  if (!server_options.ok()) {
+    std::cerr << "roced: " << server_options.status().message() << "\n";
+    return kExitError;
+  }
   const sigset_t signals = PrepareProcess();
 
   if (!flags.state_dir.empty()) {
@@ -179,14 +214,13 @@ int Run(int argc, char** argv) {
   probe_options.factory = node.endpoints();
   probe_options.registry = registry.get();
   probe_options.sysfs_root = flags.sysfs_root;
+  // Peers are called with this agent's own certificate (their access
+  // files give it the peer role), or plaintext under --insecure.
+  if (server_options->tls.any()) probe_options.peer_credentials = roced::access::ClientTlsCredentials(server_options->tls);
   roced::agent::ProbeRuntime probes(&agent, probe_options);
   probes.Start();
 
-  roced::agent::ServerOptions server_options;
-  server_options.grpc_listen = flags.grpc_listen;
-  server_options.socket_path = flags.socket;
-  server_options.metrics_listen = flags.metrics_listen;
-  roced::agent::Server server({&agent, &counters, &probes, registry}, server_options);
+  roced::agent::Server server({&agent, &counters, &probes, registry}, *server_options);
   auto stop = [&] {
     probes.Stop();
     counters.Stop();
@@ -197,8 +231,10 @@ int Run(int argc, char** argv) {
     stop();
     return kExitError;
   }
-  LOG_INFO << "roced " << roced::kVersion << " ready: gRPC " << flags.grpc_listen
-           << " (port " << server.grpc_port() << "), unix:" << flags.socket << ", metrics "
+  LOG_INFO << "roced " << roced::kVersion << " ready: gRPC "
+           << (server_options->grpc_listen.empty() ? "TCP off" : server_options->grpc_listen)
+           << " (port " << server.grpc_port() << (server_options->insecure ? ", plaintext" : ", mutual TLS")
+           << "), unix:" << flags.socket << ", metrics "
            << flags.metrics_listen << " (port " << server.metrics_port() << "), "
            << agent.State().devices_size() << " RDMA device(s)";
   sd_notify(0, "READY=1\nSTATUS=serving");

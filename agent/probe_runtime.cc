@@ -34,7 +34,7 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
   factory_ = options_.factory;
   probe::PeerClient* peers = options_.peers;
   if (peers == nullptr) {
-    owned_peers_ = std::make_unique<GrpcPeerClient>();
+    owned_peers_ = std::make_unique<GrpcPeerClient>(options_.peer_credentials);
     peers = owned_peers_.get();
   }
   probe::InitiatorOptions io;
@@ -141,6 +141,14 @@ void ProbeRuntime::Record(const probe::InitiatorRun& run) {
 std::vector<roced::v1::ProbeResult> ProbeRuntime::ListResults(
     const roced::v1::ListProbeResultsRequest& request) const {
   return history_.List(request.peer(), request.kind(), request.limit());
+}
+
+bool ProbeRuntime::IsConfiguredPeer(const std::string& peer) const {
+  const roced::v1::ProbeConfig pc = agent_->State().config().desired().probes();
+  for (const auto& p : pc.peers()) {
+    if (p.name() == peer || p.address() == peer) return true;
+  }
+  return false;
 }
 
 std::vector<roced::v1::ProbeSummary> ProbeRuntime::Summaries() const {

@@ -29,6 +29,8 @@
 // or peer client given in the options.
 #pragma once
 
+#include <grpcpp/security/credentials.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -88,6 +90,8 @@ struct ProbeRuntimeOptions {
   // How the peer agents are called (tests pass a fake). Null: over gRPC
   // (GrpcPeerClient). Not owned.
   probe::PeerClient* peers = nullptr;
+  // How GrpcPeerClient calls peers (the agent's client TLS); null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
 };
 
 class ProbeRuntime {
@@ -112,6 +116,10 @@ class ProbeRuntime {
   std::vector<roced::v1::ProbeResult> ListResults(
       const roced::v1::ListProbeResultsRequest& request) const;
   std::vector<roced::v1::ProbeSummary> Summaries() const;
+
+  // Whether RunProbe's `peer` is one of the desired config's probes.peers
+  // (by name or by address): what an operator may probe without admin.
+  bool IsConfiguredPeer(const std::string& peer) const;
 
   // ProbePeer.OpenEndpoint: INVALID_ARGUMENT for a bad request,
   // FAILED_PRECONDITION without a usable RDMA port, RESOURCE_EXHAUSTED at

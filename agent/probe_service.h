@@ -3,6 +3,8 @@
 // UNAVAILABLE.
 #pragma once
 
+#include "agent/counters_runtime.h"
+#include "agent/gate.h"
 #include "agent/probe_runtime.h"
 #include "roced/v1/peer.grpc.pb.h"
 
@@ -10,8 +12,11 @@ namespace roced::agent {
 
 class ProbePeerService final : public roced::v1::ProbePeer::Service {
  public:
+  // Must outlive serving.
+  explicit ProbePeerService(Gate* gate) : gate_(gate) {}
   // Set before serving; must outlive serving.
   void set_runtime(ProbeRuntime* runtime) { runtime_ = runtime; }
+  void set_counters(CountersRuntime* counters) { counters_ = counters; }
 
   grpc::Status OpenEndpoint(grpc::ServerContext* context,
                             const roced::v1::OpenEndpointRequest* request,
@@ -19,9 +24,13 @@ class ProbePeerService final : public roced::v1::ProbePeer::Service {
   grpc::Status CloseEndpoint(grpc::ServerContext* context,
                              const roced::v1::CloseEndpointRequest* request,
                              roced::v1::CloseEndpointResponse* response) override;
+  grpc::Status GetCounters(grpc::ServerContext* context, const roced::v1::GetCountersRequest* request,
+                           roced::v1::GetCountersResponse* response) override;
 
  private:
+  Gate* gate_;
   ProbeRuntime* runtime_ = nullptr;
+  CountersRuntime* counters_ = nullptr;
 };
 
 }  // namespace roced::agent

@@ -59,12 +59,21 @@ void PublishedState::SetAccepted(const roced::v1::AcceptedConfig& accepted) {
   *cs->mutable_accepted_at() = accepted.accepted_at();
   cs->set_mode(accepted.config().mode());
   *cs->mutable_desired() = accepted.config();
+  cs->set_applied_by(accepted.applied_by());
   cs->clear_last_error();
   if (accepted.provisional()) {
     *cs->mutable_confirm_deadline() = accepted.confirm_deadline();
   } else {
     cs->clear_confirm_deadline();
   }
+}
+
+void PublishedState::AddWarning(const std::string& warning) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& w : state_.agent().warnings()) {
+    if (w == warning) return;
+  }
+  state_.mutable_agent()->add_warnings(warning);
 }
 
 void PublishedState::SetConfigError(const std::string& error) {

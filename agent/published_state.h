@@ -28,6 +28,8 @@ class PublishedState {
   std::vector<roced::v1::RdmaDevice> SwapDevices(std::vector<roced::v1::RdmaDevice> devices);
 
   void SetComponentHealth(const std::string& name, bool healthy, const std::string& message);
+  // Adds to AgentInfo.warnings (once per distinct text).
+  void AddWarning(const std::string& warning);
   // The accepted config's generation, source, desired state and deadline;
   // clears last_error.
   void SetAccepted(const roced::v1::AcceptedConfig& accepted);

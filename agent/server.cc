@@ -8,17 +8,26 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
 
+#include "access/grpc_tls.h"
+
 #include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/status_macros.h"
 
 namespace roced::agent {
 namespace {
 int ToMs(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
 }  // namespace
+
+bool IsLoopbackListen(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) host = host.substr(1, host.size() - 2);
+  return absl::StartsWith(host, "127.") || host == "::1" || host == "localhost";
+}
 
 std::string CivetListenAddress(const std::string& listen) {
   if (absl::StartsWith(listen, "[::]:")) return absl::StrCat("+", listen.substr(5));
@@ -32,10 +41,14 @@ Server::Server(ServedParts parts, ServerOptions options)
       probes_(parts.probes),
       registry_(std::move(parts.registry)),
       options_(std::move(options)),
-      agent_service_(parts.agent) {
+      audit_(options_.audit_log),
+      gate_(GateOptions{options_.policy, options_.insecure, 0}, &unix_peers_, &audit_, registry_.get()),
+      agent_service_(parts.agent, &gate_),
+      peer_service_(&gate_) {
   agent_service_.set_counters(counters_);
   agent_service_.set_probes(probes_);
   peer_service_.set_runtime(probes_);
+  peer_service_.set_counters(counters_);
 }
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
@@ -56,79 +69,119 @@ void ApplyServerLimits(grpc::ServerBuilder* builder) {
   builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, ToMs(kMaxConnectionAgeGrace));
 }
 
+absl::Status Server::CheckTcpSecurity() const {
+  const std::string& listen = options_.grpc_listen;
+  if (options_.insecure && options_.tls.any()) {
+    return absl::InvalidArgumentError("--insecure and --tls-cert/--tls-key/--tls-client-ca exclude each other");
+  }
+  if (options_.insecure) {
+    if (!IsLoopbackListen(listen) && !options_.insecure_allow_remote) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--insecure serves plaintext without authentication, so only on loopback (127.0.0.1:PORT, "
+          "[::1]:PORT); --grpc-listen ", listen, " needs --insecure-allow-remote as well"));
+    }
+    return absl::OkStatus();
+  }
+  if (!options_.tls.any()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gRPC on TCP (--grpc-listen ", listen,
+        ") needs --tls-cert, --tls-key and --tls-client-ca (mutual TLS), or --insecure (plaintext, loopback "
+        "only); --grpc-listen '' serves the unix socket alone"));
+  }
+  return access::CheckTlsFiles(options_.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"},
+                               /*need_identity=*/true, absl::Now());
+}
+
 absl::Status Server::Start() {
+  if (!options_.grpc_listen.empty()) RETURN_IF_ERROR(CheckTcpSecurity());
+  RETURN_IF_ERROR(StartGrpc());
+  if (options_.insecure && !options_.grpc_listen.empty()) {
+    const std::string warning = absl::StrCat(
+        "gRPC on ", options_.grpc_listen, " is plaintext and unauthenticated (--insecure): every caller there is ",
+        options_.policy.insecure.ToString());
+    LOG_WARNING << warning;
+    agent_->AddWarning(warning);
+  }
+  absl::Status metrics = StartMetrics();
+  if (!metrics.ok()) Shutdown(absl::ZeroDuration());
+  return metrics;
+}
+
+absl::Status Server::StartGrpc() {
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (options_.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
   // the same port and split the traffic; a busy port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   ApplyServerLimits(&builder);
   if (!options_.grpc_listen.empty()) {
-    builder.AddListeningPort(options_.grpc_listen, grpc::InsecureServerCredentials(), &grpc_port_);
+    builder.AddListeningPort(options_.grpc_listen,
+                             options_.insecure ? grpc::InsecureServerCredentials()
+                                               : access::ServerTlsCredentials(options_.tls),
+                             &grpc_port_);
   }
   if (!options_.socket_path.empty()) {
-    std::filesystem::path dir = std::filesystem::path(options_.socket_path).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot create socket directory ", dir.string(), ": ", ec.message()));
+    UnixListenerOptions uo{options_.socket_path, static_cast<gid_t>(-1), !options_.policy.socket_other.empty(),
+                           &unix_peers_};
+    if (!options_.socket_group.empty()) {
+      ASSIGN_OR_RETURN(uo.group, LookUpGroup(options_.socket_group));
+      gate_.set_socket_group(uo.group);
     }
-    ::unlink(options_.socket_path.c_str());
-    builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
+    unix_ = std::make_unique<UnixListener>(uo);
+    RETURN_IF_ERROR(unix_->Bind());
   }
   builder.RegisterService(&agent_service_);
   builder.RegisterService(&peer_service_);
   grpc_ = builder.BuildAndStart();
   if (grpc_ == nullptr || (!options_.grpc_listen.empty() && grpc_port_ == 0)) {
     grpc_.reset();
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen for gRPC on ", options_.grpc_listen.empty() ? "" : options_.grpc_listen,
-        options_.socket_path.empty() ? "" : " / unix:" + options_.socket_path,
-        " (address in use or not available?)"));
+    unix_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_listen,
+                                               " (address in use or not available?)"));
   }
-  if (!options_.socket_path.empty()) {
-    // Group-accessible, so operators in the socket's group can use rocectl
-    // without root.
-    ::chmod(options_.socket_path.c_str(), 0660);
-  }
+  if (unix_) unix_->Serve(grpc_.get());
   grpc::HealthCheckServiceInterface* health = grpc_->GetHealthCheckService();
   if (health != nullptr) {
     health->SetServingStatus(true);
     health->SetServingStatus("roced.v1.Agent", true);
     health->SetServingStatus("roced.v1.ProbePeer", true);
   }
-  agent_->SetComponentHealth("grpc", true,
-                             absl::StrCat("listening on port ", grpc_port_,
-                                          options_.socket_path.empty() ? "" : " and " + options_.socket_path));
+  agent_->SetComponentHealth(
+      "grpc", true,
+      absl::StrCat(options_.grpc_listen.empty() ? "no TCP listener"
+                                                : absl::StrCat("listening on port ", grpc_port_,
+                                                               options_.insecure ? " (plaintext)" : " (mutual TLS)"),
+                   options_.socket_path.empty() ? "" : " and " + options_.socket_path));
+  return absl::OkStatus();
+}
 
-  if (!options_.metrics_listen.empty()) {
-    // civetweb (inside prometheus-cpp) reports a failed bind by exception;
-    // it stops here.
-    try {
-      exposer_ = std::make_unique<prometheus::Exposer>(CivetListenAddress(options_.metrics_listen), 2);
-    } catch (const std::exception& e) {
-      grpc_->Shutdown();
-      grpc_.reset();
-      return absl::UnavailableError(absl::StrCat("cannot listen for metrics on ",
-                                                 options_.metrics_listen, ": ", e.what()));
-    }
-    collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
-    exposer_->RegisterCollectable(collector_);
-    if (counters_ != nullptr) {
-      for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
-    }
-    if (registry_ != nullptr) exposer_->RegisterCollectable(registry_);
-    auto ports = exposer_->GetListeningPorts();
-    metrics_port_ = ports.empty() ? 0 : ports.front();
-    agent_->SetComponentHealth("metrics", true, absl::StrCat("listening on port ", metrics_port_));
+absl::Status Server::StartMetrics() {
+  if (options_.metrics_listen.empty()) return absl::OkStatus();
+  // civetweb (inside prometheus-cpp) reports a failed bind by exception;
+  // it stops here.
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(CivetListenAddress(options_.metrics_listen), 2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen for metrics on ", options_.metrics_listen, ": ", e.what()));
   }
+  collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
+  exposer_->RegisterCollectable(collector_);
+  if (counters_ != nullptr) {
+    for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
+  }
+  if (registry_ != nullptr) exposer_->RegisterCollectable(registry_);
+  auto ports = exposer_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? 0 : ports.front();
+  agent_->SetComponentHealth("metrics", true, absl::StrCat("listening on port ", metrics_port_));
   return absl::OkStatus();
 }
 
 void Server::Shutdown(absl::Duration grace) {
   agent_service_.Shutdown();
+  // No new local connections while gRPC winds down.
+  if (unix_) unix_->Stop();
   // Running probes end (cancelled) and responder endpoints are released
   // first, so RunProbe calls in flight do not hold up the gRPC shutdown.
   if (probes_) probes_->Stop();
@@ -136,8 +189,8 @@ void Server::Shutdown(absl::Duration grace) {
     grpc_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
     grpc_->Wait();
     grpc_.reset();
-    if (!options_.socket_path.empty()) ::unlink(options_.socket_path.c_str());
   }
+  unix_.reset();
   exposer_.reset();
 }
 

@@ -11,8 +11,13 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "access/policy.h"
+#include "access/tls_files.h"
 #include "agent/agent.h"
 #include "agent/agent_service.h"
+#include "agent/audit_log.h"
+#include "agent/gate.h"
+#include "agent/unix_listener.h"
 #include "agent/counters_runtime.h"
 #include "agent/probe_runtime.h"
 #include "metrics/node_collector.h"
@@ -62,10 +67,29 @@ inline constexpr absl::Duration kMaxConnectionAgeGrace = absl::Minutes(5);
 
 struct ServerOptions {
   // host:port; port 0 picks a free port (see grpc_port()). Empty: no TCP.
+  // TCP needs `tls` (mutual TLS) or `insecure`.
   std::string grpc_listen = "[::]:7471";
+  // The TCP listener's certificate and key, and the CA client certificates
+  // must chain to (files reloaded when they change).
+  access::TlsFiles tls;
+  // Plaintext TCP with no authentication: callers get policy.insecure.
+  // Only on a loopback address unless insecure_allow_remote.
+  bool insecure = false;
+  bool insecure_allow_remote = false;
+  // gRPC server reflection (on every listener: gRPC enables it per
+  // process). Off by default.
+  bool reflection = false;
+  // Who gets which role (see access/policy.h).
+  access::AccessPolicy policy;
   // Unix socket path; empty: none. Its directory is created (0755) and a
-  // stale socket file is replaced.
+  // stale socket file is replaced. Mode 0660 (0666 when
+  // policy.socket_other grants anything), group `socket_group`.
   std::string socket_path = "/run/roced/roced.sock";
+  // Group name or number owning the socket; its members and root get
+  // policy.socket_group. Empty: root's group.
+  std::string socket_group;
+  // The audit log (JSON lines); empty: none.
+  std::string audit_log;
   // host:port for /metrics; port 0 picks a free port. Empty: no endpoint.
   std::string metrics_listen = "[::]:9471";
 };
@@ -96,11 +120,21 @@ class Server {
   int metrics_port() const { return metrics_port_; }
 
  private:
+  // What TCP may serve: TLS or --insecure (loopback unless allowed), the
+  // certificate files valid. Errors name the flags.
+  absl::Status CheckTcpSecurity() const;
+  absl::Status StartGrpc();
+  absl::Status StartMetrics();
+
   Agent* const agent_;
   CountersRuntime* const counters_;
   ProbeRuntime* const probes_;
   const std::shared_ptr<prometheus::Registry> registry_;
   ServerOptions options_;
+  UnixPeers unix_peers_;
+  std::unique_ptr<UnixListener> unix_;
+  AuditLog audit_;
+  Gate gate_;
   AgentService agent_service_;
   ProbePeerService peer_service_;
   std::unique_ptr<grpc::Server> grpc_;
@@ -112,6 +146,10 @@ class Server {
 
 // Sets the bounds above on a ServerBuilder (Server::Start does).
 void ApplyServerLimits(grpc::ServerBuilder* builder);
+
+// Whether a listen address is on loopback ("127.0.0.1:7471", "[::1]:7471",
+// "localhost:7471").
+bool IsLoopbackListen(const std::string& listen);
 
 // Translates a listen address to civetweb's form: "[::]:9471" listens on
 // every IPv4 and IPv6 address ("+9471"); others pass through.

@@ -130,7 +130,7 @@ ROCED_PORT=$(free_port)
 NE_PORT=$(free_port)
 printf 'apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n' >"$WORK/roced.yaml"
 
-"$BIN/roced" --sysfs-root "$WORK/sys" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
+"$BIN/roced" --sysfs-root "$WORK/sys" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 --insecure \
   --metrics-listen "127.0.0.1:$ROCED_PORT" --socket "$WORK/roced.sock" --state-dir "$WORK/state" \
   --log-level warning 2>"$WORK/roced.log" &
 ROCED_PID=$!

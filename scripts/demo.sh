@@ -65,21 +65,21 @@ fi
 # Soft-RoCE device).
 WORK=$(mktemp -d /tmp/roced-demo.XXXXXX)
 "$BIN/roced" --sysfs-root tests/fixtures/sysfs --config deploy/examples/minimal.yaml \
-  --grpc-listen 127.0.0.1:7471 --metrics-listen 127.0.0.1:9471 \
+  --grpc-listen 127.0.0.1:7471 --insecure --metrics-listen 127.0.0.1:9471 \
   --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 100); do
-  "$BIN/rocectl" --target 127.0.0.1:7471 --timeout 1s status >/dev/null 2>&1 && break
+  "$BIN/rocectl" --target 127.0.0.1:7471 --insecure --timeout 1s status >/dev/null 2>&1 && break
   kill -0 $PID 2>/dev/null || { cat "$WORK/roced.log"; exit 1; }
   sleep 0.1
 done
-echo "=== rocectl --target 127.0.0.1:7471 status   (fixture sysfs tree)"
-"$BIN/rocectl" --target 127.0.0.1:7471 status
+echo "=== rocectl --target 127.0.0.1:7471 --insecure status   (fixture sysfs tree, plaintext loopback demo)"
+"$BIN/rocectl" --target 127.0.0.1:7471 --insecure status
 [ "$once" = 1 ] && exit 0
 echo
 echo "roced is running (log: $WORK/roced.log). Try:"
-echo "  $BIN/rocectl --target 127.0.0.1:7471 -o json status"
+echo "  $BIN/rocectl --target 127.0.0.1:7471 --insecure -o json status"
 echo "  curl -s http://127.0.0.1:9471/metrics | grep ^roced_"
 echo "Press Ctrl-C to stop."
 wait $PID

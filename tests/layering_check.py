@@ -7,6 +7,7 @@ same graph):
     util                          at the bottom: includes no other module
     hal                -> util
     model              -> util
+    access             -> util
     reconcile          -> hal, model
     probe, metrics     -> hal, model
     diagnose           -> reconcile, probe, metrics
@@ -29,12 +30,13 @@ DIRECT = {
     "util": set(),
     "hal": {"util"},
     "model": {"util"},
+    "access": {"util"},
     "reconcile": {"hal", "model"},
     "probe": {"hal", "model"},
     "metrics": {"hal", "model"},
     "diagnose": {"reconcile", "probe", "metrics"},
-    "agent": {"diagnose", "reconcile", "probe", "metrics", "hal", "model", "util"},
-    "tools": {"diagnose", "reconcile", "probe", "metrics", "hal", "model", "util"},
+    "agent": {"diagnose", "reconcile", "probe", "metrics", "hal", "model", "access", "util"},
+    "tools": {"diagnose", "reconcile", "probe", "metrics", "hal", "model", "access", "util"},
 }
 OURS = set(DIRECT)
 

@@ -33,7 +33,7 @@ cp "$SRC/deploy/examples/minimal.yaml" "$CONFIG"
 
 start_roced() {
   "$BIN/roced" --sysfs-root "$FIXTURE" --config "$CONFIG" \
-    --grpc-listen "127.0.0.1:$GRPC_PORT" --metrics-listen "127.0.0.1:$METRICS_PORT" \
+    --grpc-listen "127.0.0.1:$GRPC_PORT" --insecure --metrics-listen "127.0.0.1:$METRICS_PORT" \
     --socket "$SOCK" --state-dir "$WORK/state" --log-level info 2>>"$WORK/roced.log" &
   PID=$!
   for _ in $(seq 1 100); do
@@ -56,7 +56,7 @@ check "unknown roced flag exits 2 naming it" test "$rc" = 2 -a -n "$(grep -- '--
 
 # --- start and status ---------------------------------------------------
 check "roced starts on the fixture tree" start_roced
-"$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" -o json status >"$WORK/status.json"
+"$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --insecure -o json status >"$WORK/status.json"
 check "rocectl -o json status over TCP lists fixture devices with GID types" python3 - "$WORK/status.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -84,7 +84,7 @@ check "scrape flags the degraded PCIe link" grep -q 'roced_pcie_link_degraded{de
 
 # --- rocectl errors ---------------------------------------------------------
 set +e
-out=$("$BIN/rocectl" --target 127.0.0.1:1 --timeout 2s status 2>&1); rc=$?
+out=$("$BIN/rocectl" --target 127.0.0.1:1 --insecure --timeout 2s status 2>&1); rc=$?
 set -e
 check "unreachable agent: exit 1 with one-line reason" test "$rc" = 1 -a "$(wc -l <<<"$out")" = 1
 check "unreachable agent message says so" grep -q "agent not reachable at 127.0.0.1:1" <<<"$out"
@@ -109,7 +109,7 @@ set -e
 check "PFC priority 9 rejected (exit 1)" test "$rc" = 1
 check "rejection names line, column, field and range" grep -q "bad.yaml:6:[0-9]*: error: interfaces\[0\].qos.pfc.priorities\[0\]: priority 9 is out of range; allowed 0-7" <<<"$out"
 set +e
-"$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/bad.yaml" --grpc-listen 127.0.0.1:0 \
+"$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/bad.yaml" --grpc-listen 127.0.0.1:0 --insecure \
   --metrics-listen 127.0.0.1:0 --socket "$WORK/x.sock" --state-dir "$WORK/state2" >/dev/null 2>&1; rc=$?
 set -e
 check "roced refuses to start with the bad config" test "$rc" = 1

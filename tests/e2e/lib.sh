@@ -12,7 +12,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_fixture_agent() {
   cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
   "${ROCED:-$BIN/roced}" --sysfs-root "${2:-$SRC/tests/fixtures/sysfs}" --config "$WORK/roced.yaml" \
-    --grpc-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$1" \
+    --grpc-listen 127.0.0.1:0 --insecure --metrics-listen "127.0.0.1:$1" \
     --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
   PID=$!
   for _ in $(seq 1 100); do

@@ -41,6 +41,7 @@ VOLATILE_FAMILIES = (
     "roced_start_time_seconds",
     "roced_discovery_runs_total",        # periodic and event-driven passes
     "roced_reconcile_runs_total",
+    "roced_api_requests_total",          # start-up polls GetState until it answers
 )
 out, samples = [], []
 

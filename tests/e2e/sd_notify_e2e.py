@@ -70,7 +70,7 @@ with tempfile.TemporaryDirectory(prefix="roced-notify.") as work:
     log = open(os.path.join(work, "roced.log"), "w")
     proc = subprocess.Popen(
         [os.path.join(BIN, "roced"), "--sysfs-root", os.path.join(SRC, "tests/fixtures/sysfs"),
-         "--config", config, "--grpc-listen", f"127.0.0.1:{grpc_port}",
+         "--config", config, "--grpc-listen", f"127.0.0.1:{grpc_port}", "--insecure",
          "--metrics-listen", f"127.0.0.1:{metrics_port}", "--socket", os.path.join(work, "roced.sock"),
          "--state-dir", os.path.join(work, "state")],
         env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -43,6 +43,7 @@ class AgentServerTest : public ::testing::Test {
     opts.use_netlink = false;
     ServerOptions sopts;
     sopts.grpc_listen = "127.0.0.1:0";
+    sopts.insecure = true;
     sopts.socket_path = dir_ + "/roced.sock";
     sopts.metrics_listen = "127.0.0.1:0";
     node_ = std::make_unique<ComposedAgent>(opts, sopts);
@@ -308,6 +309,7 @@ TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
   Agent agent(opts);
   ServerOptions s1;
   s1.grpc_listen = "127.0.0.1:0";
+  s1.insecure = true;
   s1.socket_path = "";
   s1.metrics_listen = "";
   Server first({&agent, nullptr, nullptr, nullptr}, s1);

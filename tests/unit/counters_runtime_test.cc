@@ -85,6 +85,7 @@ class CountersServerTest : public ::testing::Test {
     node_ = std::make_unique<AgentOnFixtureCopy>(kObserve);
     ServerOptions sopts;
     sopts.grpc_listen = "127.0.0.1:0";
+    sopts.insecure = true;
     sopts.socket_path = node_->dir() + "/roced.sock";
     sopts.metrics_listen = "127.0.0.1:0";
     counters_ = std::make_unique<CountersRuntime>(node_->agent(),

@@ -58,6 +58,7 @@ class Node {
     opts.reconcile = false;
     ServerOptions sopts;
     sopts.grpc_listen = "127.0.0.1:0";
+    sopts.insecure = true;
     sopts.socket_path = "";
     sopts.metrics_listen = "";
     ProbeRuntimeOptions probes = extra;

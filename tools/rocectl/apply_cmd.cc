@@ -135,7 +135,7 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
   roced::v1::ApplyConfigResponse resp;
   grpc::Status st = stub->ApplyConfig(&cctx, req, &resp);
   if (!st.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(st, ctx.where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(st, ctx) << "\n";
     return 1;
   }
   switch (ctx.output) {

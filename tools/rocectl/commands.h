@@ -29,10 +29,15 @@ struct CommandContext {
   Output output = Output::kTable;
   absl::Duration timeout = absl::Seconds(10);
   std::shared_ptr<grpc::Channel> channel;  // null for commands that need no agent
+  // Over TLS: why a handshake with the agent fails ("" when it does not),
+  // asked when a call comes back UNAVAILABLE.
+  std::function<std::string(const grpc::Status&)> explain_unavailable;
 };
 
 // One line saying why an RPC failed, for people.
 std::string DescribeRpcError(const grpc::Status& status, const std::string& where);
+// The same, with the TLS diagnosis of `ctx` for UNAVAILABLE.
+std::string DescribeRpcError(const grpc::Status& status, const CommandContext& ctx);
 
 // For commands that take no arguments: false (after saying so) when `args`
 // is not empty.

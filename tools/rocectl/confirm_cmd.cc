@@ -30,7 +30,7 @@ int RunConfirm(const CommandContext& ctx, const std::vector<std::string>& args) 
   roced::v1::ConfirmConfigResponse resp;
   grpc::Status st = stub->ConfirmConfig(&cctx, req, &resp);
   if (!st.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(st, ctx.where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(st, ctx) << "\n";
     return 1;
   }
   if (ctx.output == Output::kTable) {

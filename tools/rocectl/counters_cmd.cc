@@ -38,7 +38,7 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
     grpc::ClientContext call;
     call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
     grpc::Status s = stub->GetCounters(&call, request, response);
-    if (!s.ok()) std::cerr << "rocectl: " << DescribeRpcError(s, ctx.where) << "\n";
+    if (!s.ok()) std::cerr << "rocectl: " << DescribeRpcError(s, ctx) << "\n";
     return s.ok();
   };
   auto print = [&](const roced::v1::GetCountersResponse& r, bool rates) {

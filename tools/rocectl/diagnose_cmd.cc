@@ -57,7 +57,7 @@ int RunDiagnose(const CommandContext& ctx, const DiagnoseFlags& flags, const std
   roced::v1::DiagnoseResponse resp;
   grpc::Status s = stub->Diagnose(&cctx, req, &resp);
   if (!s.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(s, ctx.where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(s, ctx) << "\n";
     return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 2 : 1;
   }
   if (ctx.output == Output::kTable) {

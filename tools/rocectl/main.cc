@@ -3,12 +3,18 @@
 // main() parses the global flags, looks the command up in the table
 // (commands.h), lets it register its own flags, builds the one
 // CommandContext and runs the command.
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/match.h"
+#include "access/grpc_tls.h"
+#include "access/tls_files.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/format.h"
+#include "tools/rocectl/tls_probe.h"
 #include "util/args.h"
 
 namespace {
@@ -20,14 +26,40 @@ struct Globals {
   std::string socket = "/run/roced/roced.sock";
   std::string output = "table";
   absl::Duration timeout = absl::Seconds(10);
+  roced::access::TlsFiles tls;
+  std::string server_name;
+  bool insecure = false;
   bool help = false;
 };
+
+// Defaults from the environment, so on-call need not type them: flags
+// given on the command line win.
+void FromEnvironment(Globals* g) {
+  auto env = [](const char* name, std::string* out) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') *out = v;
+  };
+  env("ROCECTL_TARGET", &g->target);
+  env("ROCECTL_CERT", &g->tls.cert);
+  env("ROCECTL_KEY", &g->tls.key);
+  env("ROCECTL_CA", &g->tls.ca);
+}
 
 void Register(Globals* g, roced::util::ArgParser* p) {
   p->AddString("target", &g->target, "HOST:PORT",
                "Talk to the agent's gRPC TCP endpoint (e.g. 10.0.0.11:7471) instead of the "
                "local unix socket.");
   p->AddString("socket", &g->socket, "PATH", "The agent's local unix socket.");
+  p->AddString("cert", &g->tls.cert, "FILE",
+               "Client certificate (PEM) for --target; its identity gets the roles the "
+               "agent's access file gives it. Default: $ROCECTL_CERT.");
+  p->AddString("key", &g->tls.key, "FILE", "Private key of --cert (PEM). Default: $ROCECTL_KEY.");
+  p->AddString("ca", &g->tls.ca, "FILE",
+               "CA bundle (PEM) the agent's certificate must chain to; --target needs it unless "
+               "--insecure. Default: $ROCECTL_CA.");
+  p->AddString("server-name", &g->server_name, "NAME",
+               "Name the agent's certificate must carry, when it differs from the --target host.");
+  p->AddBool("insecure", &g->insecure,
+             "Plaintext TCP, for an agent run with --insecure (tests, labs).");
   p->AddString("output", &g->output, "FORMAT",
                "Output format: table (for people), json (the proto3 JSON mapping, for "
                "scripts), yaml.",
@@ -52,15 +84,50 @@ bool ParseOutputFlag(const Globals& g, roced::ctl::Output* output) {
   return true;
 }
 
-roced::ctl::CommandContext MakeContext(const Globals& g, roced::ctl::Output output) {
-  const std::string where = g.target.empty() ? "unix:" + g.socket : g.target;
-  return {where, output, g.timeout, grpc::CreateChannel(where, grpc::InsecureChannelCredentials())};
+// The channel to the agent: the unix socket, or TCP with TLS (plaintext
+// under --insecure). A missing, unreadable, expired or mismatched
+// certificate file is refused here with one line naming it.
+absl::StatusOr<roced::ctl::CommandContext> MakeContext(const Globals& g, roced::ctl::Output output) {
+  if (g.target.empty()) {
+    const std::string where = "unix:" + g.socket;
+    return roced::ctl::CommandContext{where, output, g.timeout,
+                                      grpc::CreateChannel(where, grpc::InsecureChannelCredentials()), nullptr};
+  }
+  if (g.insecure) {
+    auto explain = [](const grpc::Status& s) {
+      if (!absl::StrContains(s.error_message(), "Socket closed")) return std::string();
+      return std::string("the connection was closed: if the agent serves mutual TLS, drop --insecure and give "
+                         "--ca, --cert and --key");
+    };
+    return roced::ctl::CommandContext{g.target, output, g.timeout,
+                                      grpc::CreateChannel(g.target, grpc::InsecureChannelCredentials()), explain};
+  }
+  if (g.tls.ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--target uses mutual TLS: give --ca (and --cert/--key; or ROCECTL_CA, ROCECTL_CERT, ROCECTL_KEY), "
+        "or --insecure for an agent run with --insecure");
+  }
+  if (absl::Status s = roced::access::CheckTlsFiles(g.tls, {"--cert", "--key", "--ca"}, false, absl::Now());
+      !s.ok()) {
+    return s;
+  }
+  grpc::ChannelArguments args;
+  if (!g.server_name.empty()) args.SetSslTargetNameOverride(g.server_name);
+  auto channel = grpc::CreateCustomChannel(g.target, roced::access::ClientTlsCredentials(g.tls), args);
+  auto explain = [target = g.target, tls = g.tls, name = g.server_name, timeout = g.timeout](const grpc::Status&) {
+    return roced::ctl::ExplainTlsFailure(target, tls, name, std::min(timeout, absl::Seconds(3)));
+  };
+  return roced::ctl::CommandContext{g.target, output, g.timeout, channel, explain};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // gRPC logs a failed handshake to stderr itself; rocectl says what went
+  // wrong in its own one line instead.
+  gpr_set_log_function([](gpr_log_func_args*) {});
   Globals g;
+  FromEnvironment(&g);
   roced::util::ArgParser parser;
   Register(&g, &parser);
   std::vector<std::string> rest;  // the command and everything after it
@@ -96,5 +163,10 @@ int main(int argc, char** argv) {
               << command->summary << "\n\nSee 'rocectl --help' for the options.\n";
     return roced::ctl::kExitOk;
   }
-  return run(MakeContext(g, output), args);
+  absl::StatusOr<roced::ctl::CommandContext> ctx = MakeContext(g, output);
+  if (!ctx.ok()) {
+    std::cerr << "rocectl: " << ctx.status().message() << "\n";
+    return roced::ctl::kExitError;
+  }
+  return run(*ctx, args);
 }

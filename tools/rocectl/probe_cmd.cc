@@ -138,7 +138,7 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
     status = stub->RunProbe(&call, request, &result);
   }
   if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, ctx.where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(status, ctx) << "\n";
     return status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kExitUsage : kExitError;
   }
   switch (ctx.output) {
@@ -170,7 +170,7 @@ int RunProbesCommand(const CommandContext& ctx, const ProbeFlags& flags,
   roced::v1::ListProbeResultsResponse response;
   grpc::Status status = stub->ListProbeResults(&call, request, &response);
   if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, ctx.where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(status, ctx) << "\n";
     return kExitError;
   }
   switch (ctx.output) {

@@ -17,11 +17,23 @@ std::string DescribeRpcError(const grpc::Status& s, const std::string& where) {
       return absl::StrCat("agent at ", where, " did not answer in time");
     case grpc::StatusCode::PERMISSION_DENIED:
       return absl::StrCat("permission denied by the agent at ", where, ": ", msg);
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return absl::StrCat("the agent at ", where, " did not accept us as a caller: ", msg,
+                          " (give --cert/--key, or set ROCECTL_CERT/ROCECTL_KEY)");
     case grpc::StatusCode::UNIMPLEMENTED:
       return absl::StrCat("the agent at ", where, " does not support this: ", msg);
     default:
       return absl::StrCat(msg, " (", where, ")");
   }
+}
+
+std::string DescribeRpcError(const grpc::Status& s, const CommandContext& ctx) {
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE && ctx.explain_unavailable) {
+    if (std::string why = ctx.explain_unavailable(s); !why.empty()) {
+      return absl::StrCat("cannot talk to the agent at ", ctx.where, ": ", why);
+    }
+  }
+  return DescribeRpcError(s, ctx.where);
 }
 
 }  // namespace roced::ctl

@@ -26,7 +26,7 @@ int RunStatus(const CommandContext& ctx, const std::vector<std::string>& args) {
   roced::v1::NodeState state;
   grpc::Status status = FetchState(ctx, &state);
   if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, ctx.where) << "\n";
+    std::cerr << "rocectl: " << DescribeRpcError(status, ctx) << "\n";
     return kExitError;
   }
   switch (ctx.output) {

@@ -18,7 +18,7 @@ int RunVersion(const CommandContext& ctx, const std::vector<std::string>& args) 
   if (ctx.output == Output::kTable) {
     std::string agent = status.ok() ? absl::StrCat(state.agent().version(), " (commit ",
                                                      state.agent().git_commit(), ")")
-                                    : "unreachable: " + DescribeRpcError(status, ctx.where);
+                                    : "unreachable: " + DescribeRpcError(status, ctx);
     std::cout << "rocectl " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n"
               << "roced   " << agent << "\n";
   } else {

@@ -1,0 +1,30 @@
+// gRPC credentials from certificate files, for the agent's TCP listener,
+// its calls to peer agents, and rocectl. The files are watched: a renewed
+// certificate, key or CA bundle takes effect within kTlsReloadInterval, on
+// new connections, without a restart.
+#pragma once
+
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+
+#include <memory>
+
+#include "access/tls_files.h"
+
+namespace roced::access {
+
+inline constexpr unsigned kTlsReloadIntervalSeconds = 10;
+
+// TLS for the agent's TCP listener: its certificate and key, and the CA that
+// client certificates must chain to. A client without a certificate still
+// completes the handshake (the API answers it UNAUTHENTICATED, which says
+// more than a failed handshake); one with a certificate the CA does not
+// vouch for, or an expired one, fails the handshake.
+std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(const TlsFiles& files);
+
+// TLS for calls to an agent: the server's certificate must chain to
+// `files.ca` and name the host called (DNS or IP SAN); the client
+// certificate (cert/key) is sent when given.
+std::shared_ptr<grpc::ChannelCredentials> ClientTlsCredentials(const TlsFiles& files);
+
+}  // namespace roced::access
