@@ -1,9 +1,9 @@
 #include "agent/server.h"
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
@@ -21,6 +21,17 @@
 namespace roced::agent {
 namespace {
 int ToMs(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
+
+// Loads gRPC's reflection library, whose static initializer registers the
+// reflection service for every server built after it (once per process).
+absl::Status EnableReflection() {
+  static const absl::Status* loaded = [] {
+    if (dlopen(ROCED_GRPC_REFLECTION_LIB, RTLD_NOW | RTLD_GLOBAL) != nullptr) return new absl::Status();
+    return new absl::Status(absl::UnavailableError(
+        absl::StrCat("--grpc-reflection: cannot load ", ROCED_GRPC_REFLECTION_LIB, ": ", dlerror())));
+  }();
+  return *loaded;
+}
 }  // namespace
 
 bool IsLoopbackListen(const std::string& listen) {
@@ -109,7 +120,7 @@ absl::Status Server::Start() {
 
 absl::Status Server::StartGrpc() {
   grpc::EnableDefaultHealthCheckService(true);
-  if (options_.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  if (options_.reflection) RETURN_IF_ERROR(EnableReflection());
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
   // the same port and split the traffic; a busy port must be an error.

@@ -203,8 +203,28 @@ TEST_F(AgentServerTest, HealthServiceReportsServing) {
 // client or .proto, so the messages are encoded by hand from their field
 // numbers: request list_services (7, string) = "", response
 // list_services_response (6) { repeated service (1) { name (1) } }.
-TEST_F(AgentServerTest, ServerReflectionListsTheServices) {
-  auto channel = grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials());
+// Off unless asked for (agent_auth_test checks that); --grpc-reflection
+// turns it on.
+TEST(AgentServerReflection, ServerReflectionListsTheServicesWhenEnabled) {
+  std::string dir = roced::test_util::MakeTempDir("roced-test");
+  AgentOptions opts;
+  opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+  opts.use_netlink = false;
+  NodeBackends backends(opts.paths, /*use_verbs=*/false);
+  opts.backends = backends.agent();
+  Agent agent(opts);
+  ServerOptions so;
+  so.grpc_listen = "127.0.0.1:0";
+  so.insecure = true;
+  so.reflection = true;
+  so.socket_path = "";
+  so.metrics_listen = "";
+  Server server({&agent, nullptr, nullptr, nullptr}, so);
+  ASSERT_TRUE(server.Start().ok());
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server.grpc_port()), grpc::InsecureChannelCredentials());
+  auto Deadline = [](grpc::ClientContext* ctx) {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  };
   grpc::GenericStub generic(channel);
   grpc::CompletionQueue cq;
   grpc::ClientContext ctx;
@@ -253,6 +273,8 @@ TEST_F(AgentServerTest, ServerReflectionListsTheServices) {
     }
   }
   EXPECT_THAT(services, ::testing::IsSupersetOf({"roced.v1.Agent", "roced.v1.ProbePeer", "grpc.health.v1.Health"}));
+  server.Shutdown(absl::ZeroDuration());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(AgentServerTest, WatchStateSendsStateThenConfigEvents) {

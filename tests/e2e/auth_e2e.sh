@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# End-to-end access control with the real binaries and certificates made by
+# openssl now: roced refusing plaintext TCP without --insecure (and
+# --insecure off loopback), rocectl's one-line reasons (missing or expired
+# certificate, wrong CA, a certificate the agent does not trust, no
+# certificate, a role that is not enough), the unix socket's callers by
+# their process credentials (setpriv to other users and groups), the audit
+# log and the request counter.
+# Usage: auth_e2e.sh BIN_DIR SOURCE_DIR   (as root: it changes users)
+set -euo pipefail
+BIN=$1
+SRC=$2
+FIXTURE=$SRC/tests/fixtures/sysfs
+WORK=$(mktemp -d /tmp/roced-auth.XXXXXX)
+chmod 755 "$WORK"
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass=0
+fail=0
+ok() { echo "ok   - $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@" >"$WORK/last.out" 2>&1; then ok "$what"; else cat "$WORK/last.out"; bad "$what"; fi; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (runs rocectl as other users)"; exit 77; }
+command -v setpriv >/dev/null || { echo "SKIP: setpriv (util-linux) not installed"; exit 77; }
+
+# shellcheck source=lib.sh
+source "$SRC/tests/e2e/lib.sh"
+C=$WORK/certs
+bash "$SRC/tests/tls/make_certs.sh" "$C"
+cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
+cat >"$WORK/access.yaml" <<'YAML'
+apiVersion: roced/v1
+kind: AccessPolicy
+identities:
+  - {match: admin.test, roles: [admin]}
+  - {match: viewer.test, roles: [viewer]}
+socket:
+  group_roles: [admin]
+  other_roles: [viewer]
+YAML
+
+# --- start-up refusals -------------------------------------------------------
+set +e
+out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
+  --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
+check "explicit TCP without TLS or --insecure: exit 1" test "$rc" = 1
+check "... naming the flags to add" grep -q "needs --tls-cert, --tls-key and --tls-client-ca (mutual TLS), or --insecure" <<<"$out"
+out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen 0.0.0.0:0 --insecure \
+  --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
+check "--insecure off loopback: exit 1 asking for --insecure-allow-remote" \
+  test "$rc" = 1 -a -n "$(grep -- '--insecure-allow-remote' <<<"$out")"
+out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
+  --tls-cert "$C/expired.crt" --tls-key "$C/expired.key" --tls-client-ca "$C/ca.crt" \
+  --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
+check "an expired server certificate stops start-up naming the file" \
+  test "$rc" = 1 -a -n "$(grep -- "--tls-cert $C/expired.crt: certificate /CN=expired.test expired on" <<<"$out")"
+out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --access-file "$WORK/nope.yaml" \
+  --grpc-listen '' --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
+check "a missing access file stops start-up naming it" test "$rc" = 1 -a -n "$(grep -- "$WORK/nope.yaml" <<<"$out")"
+set -e
+
+# --- the agent under mutual TLS ----------------------------------------------
+GRPC_PORT=$(free_port)
+METRICS_PORT=$(free_port)
+"$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen "127.0.0.1:$GRPC_PORT" \
+  --tls-cert "$C/server.crt" --tls-key "$C/server.key" --tls-client-ca "$C/ca.crt" \
+  --access-file "$WORK/access.yaml" --socket-group nogroup --metrics-listen "127.0.0.1:$METRICS_PORT" \
+  --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
+PID=$!
+for _ in $(seq 1 100); do
+  "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && break
+  kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
+  sleep 0.1
+done
+
+tcp() {  # tcp WHO ARGS...: rocectl over TCP with WHO's certificate
+  local who=$1; shift
+  "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" --cert "$C/$who.crt" --key "$C/$who.key" "$@"
+}
+one_line() {  # one_line PATTERN CMD...: exit 1 and exactly one line matching PATTERN
+  local pattern=$1; shift
+  local out rc
+  set +e; out=$("$@" 2>&1); rc=$?; set -e
+  [ "$rc" = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q -- "$pattern" <<<"$out" || { echo "  got (rc $rc): $out"; return 1; }
+}
+check "admin certificate: status" tcp admin status
+check "admin certificate: apply" tcp admin apply -f "$WORK/roced.yaml"
+check "viewer certificate: status" tcp viewer status
+check "viewer apply: one line naming the method and the role needed" \
+  one_line "permission denied by the agent at 127.0.0.1:$GRPC_PORT: /roced.v1.Agent/ApplyConfig needs the admin role; viewer.test has viewer" \
+  tcp viewer apply -f "$WORK/roced.yaml"
+check "no client certificate: one line" \
+  one_line "did not accept us as a caller: no client certificate" \
+  "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" status
+check "a certificate of another CA: the agent refused it" \
+  one_line "the agent refused this client's certificate" tcp other status
+check "an expired certificate: refused before connecting, with its date" \
+  one_line "--cert $C/expired.crt: certificate /CN=expired.test expired on" tcp expired status
+check "a missing certificate file: named" \
+  one_line "--cert /nonexistent.crt: " "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" \
+  --cert /nonexistent.crt --key "$C/admin.key" status
+check "the wrong --ca: the agent's certificate is not trusted by it" \
+  one_line "the agent's certificate is not trusted by --ca $C/other-ca.crt" \
+  "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/other-ca.crt" --cert "$C/admin.crt" --key "$C/admin.key" status
+check "--target without --ca: one line saying what to give" \
+  one_line "--target uses mutual TLS: give --ca" "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" status
+check "plaintext to the TLS port: one line suggesting TLS" \
+  one_line "drop --insecure and give --ca" "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --insecure --timeout 3s status
+check "the environment gives rocectl its defaults" \
+  env ROCECTL_TARGET="127.0.0.1:$GRPC_PORT" ROCECTL_CA="$C/ca.crt" ROCECTL_CERT="$C/admin.crt" \
+  ROCECTL_KEY="$C/admin.key" "$BIN/rocectl" status
+
+# --- the unix socket: by process credentials ----------------------------------
+sock() { "$BIN/rocectl" --socket "$WORK/roced.sock" "$@"; }
+check "socket is group nogroup, mode 0666 (others have a role)" test "$(stat -c '%G %a' "$WORK/roced.sock")" = "nogroup 666"
+check "root on the socket: apply (admin)" sock apply -f "$WORK/roced.yaml"
+check "a member of --socket-group: apply (admin)" \
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" apply -f "$WORK/roced.yaml"
+check "another user: status (socket.other_roles viewer)" \
+  setpriv --reuid=1 --regid=1 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" status
+check "another user: apply refused naming its credentials" \
+  one_line "needs the admin role; unix uid 1 gid 1 pid" \
+  setpriv --reuid=1 --regid=1 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" apply -f "$WORK/roced.yaml"
+check "supplementary group membership counts" \
+  setpriv --reuid=1 --regid=1 --groups=65534 "$BIN/rocectl" --socket "$WORK/roced.sock" apply -f "$WORK/roced.yaml"
+
+# --- the record ------------------------------------------------------------------
+A=$WORK/state/audit.log
+check "audit log: the admin's apply with its identity" grep -q '"identity":"admin.test","transport":"tls","roles":"admin","method":"/roced.v1.Agent/ApplyConfig","code":"OK"' "$A"
+check "audit log: the viewer's refused apply" grep -q '"identity":"viewer.test","transport":"tls","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$A"
+check "audit log: the other user's refused apply" grep -q '"identity":"unix uid 1 gid 1 pid [0-9]*","transport":"unix","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$A"
+check "audit log: every line is JSON" python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$A"
+check "audit log is 0600" test "$(stat -c %a "$A")" = 600
+metrics=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
+check "roced_api_requests_total counts the refusal by method, code and role" \
+  grep -q 'roced_api_requests_total{code="PERMISSION_DENIED",method="roced.v1.Agent/ApplyConfig",role="viewer"} 2' <<<"$metrics"
+check "... and the unauthenticated call" \
+  grep -q 'roced_api_requests_total{code="UNAUTHENTICATED",method="roced.v1.Agent/GetState",role="none"} 1' <<<"$metrics"
+check "GetState shows who applied the config in force" grep -q '"appliedBy": "admin.test"' <<<"$(sock -o json status)"
+
+# --- the default policy: others cannot even connect ---------------------------------
+kill "$PID"; wait "$PID" 2>/dev/null || true
+"$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --metrics-listen '' \
+  --socket "$WORK/roced.sock" --state-dir "$WORK/state2" 2>"$WORK/roced2.log" &
+PID=$!
+for _ in $(seq 1 100); do sock --timeout 1s status >/dev/null 2>&1 && break; sleep 0.1; done
+check "default: socket mode 0660, root's group" test "$(stat -c '%G %a' "$WORK/roced.sock")" = "root 660"
+check "default: another user is refused at connect, one line saying so" \
+  one_line "permission denied on unix:$WORK/roced.sock" \
+  setpriv --reuid=1 --regid=1 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" status
+check "default: the TCP listener is not opened without TLS, and the log says why" \
+  grep -q "not opened: it needs --tls-cert" "$WORK/roced2.log"
+
+echo "auth_e2e: $pass passed, $fail failed"
+[ "$fail" = 0 ]
