@@ -16,6 +16,7 @@
 #include "agent/probe_runtime.h"
 #include "agent/flags.h"
 #include "agent/server.h"
+#include "agent/web_config.h"
 #include "model/validate.h"
 #include "roced/version.h"
 #include "util/args.h"
@@ -115,6 +116,24 @@ roced::agent::AgentOptions AgentOptionsFrom(const roced::agent::Flags& flags,
   return options;
 }
 
+// The Server's options; the web config file is read and checked here, so
+// a bad one stops start-up before anything runs.
+absl::StatusOr<roced::agent::ServerOptions> ServerOptionsFrom(const roced::agent::Flags& flags) {
+  roced::agent::ServerOptions options;
+  options.grpc_listen = flags.grpc_listen;
+  options.socket_path = flags.socket;
+  options.metrics_listen = flags.metrics_listen;
+  if (flags.web_config_file.empty()) return options;
+  if (flags.metrics_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "--web.config.file is given but --metrics-listen is empty: there is no endpoint to apply it to");
+  }
+  absl::StatusOr<roced::agent::WebConfig> web = roced::agent::LoadWebConfig(flags.web_config_file);
+  if (!web.ok()) return web.status();
+  options.metrics_web_config = *std::move(web);
+  return options;
+}
+
 // The main thread while serving: signals (SIGHUP reloads the config file,
 // SIGTERM/SIGINT return) and the systemd watchdog.
 void ServeSignals(const sigset_t& signals, roced::agent::Agent* agent, const std::string& config) {
@@ -148,6 +167,11 @@ int Run(int argc, char** argv) {
   roced::util::ArgParser parser;
   if (std::optional<int> done = ParseFlags(argc, argv, &flags, &parser)) return *done;
   if (flags.check_config) return CheckConfig(flags.config);
+  absl::StatusOr<roced::agent::ServerOptions> server_options = ServerOptionsFrom(flags);
+  if (!server_options.ok()) {
+    std::cerr << "roced: " << server_options.status().message() << "\n";
+    return kExitError;
+  }
   const sigset_t signals = PrepareProcess();
 
   if (!flags.state_dir.empty()) {
@@ -182,11 +206,7 @@ int Run(int argc, char** argv) {
   roced::agent::ProbeRuntime probes(&agent, probe_options);
   probes.Start();
 
-  roced::agent::ServerOptions server_options;
-  server_options.grpc_listen = flags.grpc_listen;
-  server_options.socket_path = flags.socket;
-  server_options.metrics_listen = flags.metrics_listen;
-  roced::agent::Server server({&agent, &counters, &probes, registry}, server_options);
+  roced::agent::Server server({&agent, &counters, &probes, registry}, *std::move(server_options));
   auto stop = [&] {
     probes.Stop();
     counters.Stop();
