@@ -45,6 +45,16 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
   p->AddString("metrics-listen", &f->metrics_listen, "ADDR",
                "Address of the Prometheus endpoint (/metrics). [::]:PORT listens on every IPv4 "
                "and IPv6 address. Empty disables it.");
+  p->AddString("web.config.file", &f->web_config_file, "FILE",
+               "TLS and basic authentication for the Prometheus endpoint, in the web config "
+               "format of node_exporter (tls_server_config: cert_file, key_file, "
+               "client_auth_type, client_ca_file, min_version, max_version; basic_auth_users: "
+               "user: bcrypt hash). Relative paths are taken from the file's directory. An "
+               "unknown key or a value roced cannot honour stops start-up with an error naming "
+               "the field and the allowed values; an empty file means plain HTTP. Certificate, "
+               "key and CA files are re-read when they change (checked every 2 s during "
+               "handshakes); changes to this file itself take a restart. Not set: plain HTTP, "
+               "no authentication.");
   p->AddString("socket", &f->socket, "PATH",
                "Local unix socket for the gRPC API, used by rocectl by default (mode 0660, 0666 "
                "when the access policy gives others a role). Callers are identified by their "
@@ -80,7 +90,8 @@ std::string HelpText(const util::ArgParser& parser) {
       "\n"
       "SYNOPSIS\n"
       "    roced [--config FILE] [--grpc-listen ADDR] [--metrics-listen ADDR]\n"
-      "          [--socket PATH] [--state-dir DIR] [--sysfs-root DIR] [OPTION]...\n"
+      "          [--web.config.file FILE] [--socket PATH] [--state-dir DIR]\n"
+      "          [--sysfs-root DIR] [OPTION]...\n"
       "\n"
       "DESCRIPTION\n"
       "    roced runs on every server with RoCE NICs. It discovers RDMA devices (RDMA\n"
@@ -95,6 +106,9 @@ std::string HelpText(const util::ArgParser& parser) {
       "SIGNALS\n"
       "    SIGHUP    reload --config; a file that fails validation is rejected with\n"
       "              its errors logged and the previous config stays in force.\n"
+      "              --web.config.file is not re-read (restart for changes to it);\n"
+      "              the certificate, key and CA files it names are re-read by\n"
+      "              themselves once changed.\n"
       "    SIGTERM, SIGINT\n"
       "              stop gracefully: finish calls in flight (up to 5 s), close verbs\n"
       "              contexts, remove the unix socket.\n"
@@ -109,6 +123,9 @@ std::string HelpText(const util::ArgParser& parser) {
       "    /run/roced/roced.sock    default local API socket\n"
       "    /var/lib/roced/audit.log the audit trail of mutating calls (JSON lines, rotated\n"
       "                             to audit.log.1 at 16 MiB)\n"
+      "    deploy/examples/web-config.yaml\n"
+      "                             example --web.config.file (TLS, client\n"
+      "                             certificates, basic auth)\n"
       "\n"
       "EXIT STATUS\n"
       "    0 on a clean stop, 1 on a start-up error (bad config, address in use),\n"
@@ -122,6 +139,10 @@ std::string HelpText(const util::ArgParser& parser) {
       "    With mutual TLS and an access policy:\n"
       "        roced --tls-cert /etc/roced/tls/node.crt --tls-key /etc/roced/tls/node.key \\\n"
       "              --tls-client-ca /etc/roced/tls/ca.crt --access-file /etc/roced/access.yaml\n"
+      "    Serve /metrics over HTTPS with basic authentication:\n"
+      "        htpasswd -nbBC 10 prometheus SECRET    # prometheus:$2y$10$...\n"
+      "        roced --web.config.file /etc/roced/web-config.yaml\n"
+      "        curl --cacert ca.crt -u prometheus:SECRET https://NODE:9471/metrics\n"
       "    Check a config file:\n"
       "        roced --check-config --config /etc/roced/roced.yaml\n");
 }

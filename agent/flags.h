@@ -13,6 +13,7 @@ struct Flags {
   std::string config = "/etc/roced/roced.yaml";
   std::string grpc_listen = "[::]:7471";
   std::string metrics_listen = "[::]:9471";
+  std::string web_config_file;
   std::string socket = "/run/roced/roced.sock";
   std::string socket_group;
   std::string tls_cert;

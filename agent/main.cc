@@ -18,6 +18,7 @@
 #include "agent/probe_runtime.h"
 #include "agent/flags.h"
 #include "agent/server.h"
+#include "agent/web_config.h"
 #include "model/validate.h"
 #include "roced/version.h"
 #include "util/args.h"
@@ -121,7 +122,8 @@ roced::agent::AgentOptions AgentOptionsFrom(const roced::agent::Flags& flags,
 // The gRPC server's options from the flags: the access policy (read here:
 // a bad file stops start-up), TLS or --insecure for TCP. The default TCP
 // address without either is not opened (the unix socket is); an explicit
-// one is left for Server::Start to refuse with the flags to add.
+// one is left for Server::Start to refuse with the flags to add. The web
+// config file is read and checked here too.
 absl::StatusOr<roced::agent::ServerOptions> ServerOptionsFrom(const roced::agent::Flags& flags) {
   roced::agent::ServerOptions o;
   o.grpc_listen = flags.grpc_listen;
@@ -135,6 +137,13 @@ absl::StatusOr<roced::agent::ServerOptions> ServerOptionsFrom(const roced::agent
   if (!flags.state_dir.empty()) o.audit_log = flags.state_dir + "/audit.log";
   if (!flags.access_file.empty()) {
     ASSIGN_OR_RETURN(o.policy, roced::access::LoadAccessPolicy(flags.access_file));
+  }
+  if (!flags.web_config_file.empty()) {
+    if (flags.metrics_listen.empty()) {
+      return absl::InvalidArgumentError(
+          "--web.config.file is given but --metrics-listen is empty: there is no endpoint to apply it to");
+    }
+    ASSIGN_OR_RETURN(o.metrics_web_config, roced::agent::LoadWebConfig(flags.web_config_file));
   }
   if (o.grpc_listen == roced::agent::Flags().grpc_listen && !o.tls.any() && !o.insecure) {
     LOG_WARNING << "gRPC on TCP " << o.grpc_listen

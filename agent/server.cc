@@ -169,14 +169,13 @@ absl::Status Server::StartGrpc() {
 
 absl::Status Server::StartMetrics() {
   if (options_.metrics_listen.empty()) return absl::OkStatus();
-  // civetweb (inside prometheus-cpp) reports a failed bind by exception;
-  // it stops here.
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(CivetListenAddress(options_.metrics_listen), 2);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen for metrics on ", options_.metrics_listen, ": ", e.what()));
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(CivetListenAddress(options_.metrics_listen), options_.metrics_web_config);
+  if (!endpoint.ok()) {
+    return absl::Status(endpoint.status().code(), absl::StrCat("metrics endpoint on ", options_.metrics_listen, ": ",
+                                                               endpoint.status().message()));
   }
+  exposer_ = *std::move(endpoint);
   collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
   exposer_->RegisterCollectable(collector_);
   if (counters_ != nullptr) {
@@ -185,7 +184,8 @@ absl::Status Server::StartMetrics() {
   if (registry_ != nullptr) exposer_->RegisterCollectable(registry_);
   auto ports = exposer_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports.front();
-  agent_->SetComponentHealth("metrics", true, absl::StrCat("listening on port ", metrics_port_));
+  agent_->SetComponentHealth("metrics", true,
+                             absl::StrCat("listening on port ", metrics_port_, " (", exposer_->Describe(), ")"));
   return absl::OkStatus();
 }
 

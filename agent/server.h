@@ -19,6 +19,7 @@
 #include "agent/gate.h"
 #include "agent/unix_listener.h"
 #include "agent/counters_runtime.h"
+#include "agent/metrics_endpoint.h"
 #include "agent/probe_runtime.h"
 #include "metrics/node_collector.h"
 #include "prometheus/exposer.h"
@@ -92,6 +93,9 @@ struct ServerOptions {
   std::string audit_log;
   // host:port for /metrics; port 0 picks a free port. Empty: no endpoint.
   std::string metrics_listen = "[::]:9471";
+  // TLS and basic authentication for /metrics (--web.config.file); the
+  // default is plain HTTP without authentication.
+  WebConfig metrics_web_config;
 };
 
 // What the Server serves. Not owned.
@@ -138,7 +142,7 @@ class Server {
   AgentService agent_service_;
   ProbePeerService peer_service_;
   std::unique_ptr<grpc::Server> grpc_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsEndpoint> exposer_;
   std::shared_ptr<metrics::NodeCollector> collector_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;

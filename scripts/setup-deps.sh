@@ -9,11 +9,16 @@ PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   # config, metrics, tests
   libyaml-cpp-dev prometheus-cpp-dev libgtest-dev libgmock-dev
+  # /metrics TLS and basic auth: OpenSSL (civetweb's TLS), libxcrypt (bcrypt)
+  libssl-dev libcrypt-dev libcivetweb-dev
   # kernel-facing libraries
   libnl-3-dev libnl-route-3-dev libibverbs-dev librdmacm-dev libsystemd-dev
   rdma-core ibverbs-utils perftest iproute2 ethtool kmod
   # test tools: promtool (metrics format checks), curl (scrapes), systemd-analyze
   prometheus curl systemd python3 python3-yaml
+  # the web config e2e test: certificates made at test time (bcrypt hashes
+  # come from python3's crypt module)
+  openssl
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -8,12 +8,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # $BIN/roced) on SYSFS_ROOT (default tests/fixtures/sysfs) with the minimal
 # config, metrics on METRICS_PORT (0: any), its socket and state in WORK;
 # sets PID and returns once `rocectl status` answers (exit 1, with its log,
-# if roced dies first).
+# if roced dies first). Arguments in the array ROCED_ARGS, if set, are
+# added to roced's command line.
 start_fixture_agent() {
   cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
   "${ROCED:-$BIN/roced}" --sysfs-root "${2:-$SRC/tests/fixtures/sysfs}" --config "$WORK/roced.yaml" \
     --grpc-listen 127.0.0.1:0 --insecure --metrics-listen "127.0.0.1:$1" \
-    --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
+    --socket "$WORK/roced.sock" --state-dir "$WORK/state" ${ROCED_ARGS[@]+"${ROCED_ARGS[@]}"} \
+    2>"$WORK/roced.log" &
   PID=$!
   for _ in $(seq 1 100); do
     "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && return 0

@@ -1,0 +1,267 @@
+// The web config parser (agent/web_config) and basic authentication
+// (agent/basic_auth): every refusal names the field and what is allowed.
+#include <crypt.h>
+
+#include <fstream>
+#include <string>
+
+#include "agent/basic_auth.h"
+#include "agent/web_config.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roced::agent {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+constexpr char kHash[] = "$2y$10$ppZW0YI5vC0E4iSXxJRm1OXT.3GRni5zsxzFwr9RQKK5/PP/xMzce";
+
+std::string ErrorOf(const std::string& text) {
+  absl::StatusOr<WebConfig> c = ParseWebConfig(text, "/etc/roced");
+  EXPECT_FALSE(c.ok()) << text;
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(c.status().message());
+}
+
+TEST(WebConfig, EmptyFileIsPlainHttpWithoutAuth) {
+  for (const char* text : {"", "\n", "# nothing\n", "---\n"}) {
+    absl::StatusOr<WebConfig> c = ParseWebConfig(text, "/etc/roced");
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_FALSE(c->tls.has_value());
+    EXPECT_TRUE(c->basic_auth_users.empty());
+  }
+}
+
+TEST(WebConfig, FullFileParsesWithRelativePathsFromItsDirectory) {
+  absl::StatusOr<WebConfig> c = ParseWebConfig(
+      "tls_server_config:\n"
+      "  cert_file: tls/server.crt\n"
+      "  key_file: /secure/server.key\n"
+      "  client_auth_type: RequireAndVerifyClientCert\n"
+      "  client_ca_file: ../ca.crt\n"
+      "  min_version: TLS13\n"
+      "basic_auth_users:\n"
+      "  alice: " + std::string(kHash) + "\n",
+      "/etc/roced");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->tls.has_value());
+  EXPECT_EQ(c->tls->cert_file, "/etc/roced/tls/server.crt");
+  EXPECT_EQ(c->tls->key_file, "/secure/server.key");
+  EXPECT_EQ(c->tls->client_ca_file, "/etc/ca.crt");
+  EXPECT_EQ(c->tls->client_auth, ClientAuth::kRequireAndVerifyClientCert);
+  EXPECT_EQ(c->tls->min_version, TlsVersion::kTls13);
+  EXPECT_EQ(c->tls->max_version, TlsVersion::kTls13);
+  EXPECT_EQ(c->basic_auth_users.at("alice"), kHash);
+}
+
+TEST(WebConfig, DefaultsAreNoClientCertAndTls12) {
+  absl::StatusOr<WebConfig> c =
+      ParseWebConfig("tls_server_config: {cert_file: a.crt, key_file: a.key}\n", "/d");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->tls->client_auth, ClientAuth::kNoClientCert);
+  EXPECT_EQ(c->tls->min_version, TlsVersion::kTls12);
+  EXPECT_EQ(c->tls->cert_file, "/d/a.crt");
+  EXPECT_TRUE(c->basic_auth_users.empty());
+}
+
+TEST(WebConfig, LoadResolvesPathsAgainstTheFilesDirectory) {
+  const std::string dir = testing::TempDir();
+  const std::string path = dir + "/web-config-load.yaml";
+  std::ofstream(path) << "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n";
+  absl::StatusOr<WebConfig> c = LoadWebConfig(path);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->tls->cert_file, AllOf(HasSubstr("s.crt"), ::testing::StartsWith("/")));
+  EXPECT_EQ(c->tls->cert_file.substr(0, c->tls->cert_file.size() - 6),
+            c->tls->key_file.substr(0, c->tls->key_file.size() - 6));
+}
+
+TEST(WebConfig, TheDeployExampleIsValid) {
+  const std::string dir = std::string(ROCED_SOURCE_DIR) + "/deploy/examples";
+  absl::StatusOr<WebConfig> c = LoadWebConfig(dir + "/web-config.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->tls.has_value());
+  EXPECT_EQ(c->tls->cert_file, dir + "/tls/server.crt");
+  EXPECT_EQ(c->tls->client_auth, ClientAuth::kRequireAndVerifyClientCert);
+  EXPECT_EQ(c->basic_auth_users.size(), 1u);
+}
+
+TEST(WebConfig, LoadRefusesAnOversizedFileNamingThePathAndTheLimit) {
+  const std::string path = testing::TempDir() + "/web-config-big.yaml";
+  std::ofstream(path) << std::string(kMaxWebConfigBytes + 1, '#');
+  absl::StatusOr<WebConfig> c = LoadWebConfig(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), AllOf(HasSubstr(path), HasSubstr("65536")));
+}
+
+TEST(WebConfig, LoadOfAMissingFileNamesIt) {
+  absl::StatusOr<WebConfig> c = LoadWebConfig("/nonexistent/web.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(c.status().message(), HasSubstr("/nonexistent/web.yaml"));
+}
+
+TEST(WebConfig, UnknownTopLevelKeyIsNamedWithTheAllowedOnes) {
+  EXPECT_THAT(ErrorOf("tls_config:\n  cert_file: a\n"),
+              AllOf(HasSubstr("line 1"), HasSubstr("'tls_config'"), HasSubstr("unknown field"),
+                    HasSubstr("tls_server_config, basic_auth_users")));
+}
+
+TEST(WebConfig, UnknownTlsKeyIsNamedWithTheAllowedOnes) {
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  cert_file: a\n  key_file: b\n  certfile: c\n"),
+              AllOf(HasSubstr("line 4"), HasSubstr("tls_server_config.certfile"),
+                    HasSubstr("cert_file, key_file, client_auth_type, client_ca_file, min_version, "
+                              "max_version")));
+}
+
+TEST(WebConfig, NodeExporterOptionsRocedCannotHonourAreRefusedByName) {
+  for (const char* key : {"cipher_suites", "curve_preferences", "client_allowed_sans", "cert"}) {
+    EXPECT_THAT(ErrorOf(std::string("tls_server_config:\n  cert_file: a\n  key_file: b\n  ") + key +
+                        ": [x]\n"),
+                AllOf(HasSubstr(std::string("tls_server_config.") + key),
+                      HasSubstr("roced does not support"), HasSubstr("supported: cert_file")));
+  }
+  EXPECT_THAT(ErrorOf("http_server_config:\n  http2: false\n"),
+              AllOf(HasSubstr("http_server_config"), HasSubstr("does not support")));
+}
+
+TEST(WebConfig, ClientAuthTypeOutsideTheFiveIsRefusedListingThem) {
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  cert_file: a\n  key_file: b\n"
+                      "  client_auth_type: RequireClientCert\n"),
+              AllOf(HasSubstr("tls_server_config.client_auth_type"),
+                    HasSubstr("'RequireClientCert'"),
+                    HasSubstr("NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                              "VerifyClientCertIfGiven, RequireAndVerifyClientCert")));
+}
+
+TEST(WebConfig, VersionsOutsideTls10To13AreRefusedListingThem) {
+  for (const char* field : {"min_version", "max_version"}) {
+    EXPECT_THAT(ErrorOf(std::string("tls_server_config:\n  cert_file: a\n  key_file: b\n  ") +
+                        field + ": TLS1.2\n"),
+                AllOf(HasSubstr(std::string("tls_server_config.") + field),
+                      HasSubstr("TLS10, TLS11, TLS12, TLS13")));
+  }
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n"
+                      "  max_version: TLS12\n"),
+              AllOf(HasSubstr("tls_server_config.max_version"), HasSubstr("below min_version TLS13")));
+}
+
+TEST(WebConfig, CertAndKeyAreRequired) {
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  key_file: b\n"),
+              HasSubstr("tls_server_config.cert_file: required"));
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  cert_file: a\n"),
+              HasSubstr("tls_server_config.key_file: required"));
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  cert_file: ''\n  key_file: b\n"),
+              HasSubstr("tls_server_config.cert_file: must be a file path"));
+  EXPECT_THAT(ErrorOf("tls_server_config:\n"),
+              AllOf(HasSubstr("tls_server_config: is empty"), HasSubstr("cert_file and key_file")));
+}
+
+TEST(WebConfig, VerifyingModesNeedTheCaAndOthersRefuseIt) {
+  for (const char* mode : {"VerifyClientCertIfGiven", "RequireAndVerifyClientCert"}) {
+    EXPECT_THAT(ErrorOf(std::string("tls_server_config:\n  cert_file: a\n  key_file: b\n"
+                                    "  client_auth_type: ") + mode + "\n"),
+                AllOf(HasSubstr("tls_server_config.client_ca_file: required"), HasSubstr(mode)));
+  }
+  for (const char* mode : {"NoClientCert", "RequestClientCert", "RequireAnyClientCert"}) {
+    EXPECT_THAT(ErrorOf(std::string("tls_server_config:\n  cert_file: a\n  key_file: b\n"
+                                    "  client_ca_file: ca.crt\n  client_auth_type: ") + mode + "\n"),
+                AllOf(HasSubstr("tls_server_config.client_ca_file"),
+                      HasSubstr("VerifyClientCertIfGiven or RequireAndVerifyClientCert"),
+                      HasSubstr(mode)));
+  }
+}
+
+TEST(WebConfig, BasicAuthUsersNeedBcryptHashes) {
+  EXPECT_THAT(ErrorOf("basic_auth_users:\n  alice: secret\n"),
+              AllOf(HasSubstr("line 2"), HasSubstr("basic_auth_users.alice"),
+                    HasSubstr("not a bcrypt hash"), HasSubstr("$2a$, $2b$ or $2y$")));
+  // MD5-crypt ($1$) and SHA-512-crypt ($6$) are not bcrypt.
+  EXPECT_THAT(ErrorOf("basic_auth_users:\n  bob: $6$abc$def\n"), HasSubstr("basic_auth_users.bob"));
+  EXPECT_THAT(ErrorOf("basic_auth_users:\n  \"a:b\": " + std::string(kHash) + "\n"),
+              AllOf(HasSubstr("basic_auth_users.a:b"), HasSubstr("without ':'")));
+  EXPECT_THAT(ErrorOf("basic_auth_users:\n"), HasSubstr("basic_auth_users: is empty"));
+  EXPECT_THAT(ErrorOf("basic_auth_users: [alice]\n"),
+              HasSubstr("basic_auth_users: must be a mapping"));
+}
+
+TEST(WebConfig, ADuplicateKeyIsRefused) {
+  EXPECT_THAT(ErrorOf("tls_server_config:\n  cert_file: a\n  cert_file: b\n  key_file: c\n"),
+              AllOf(HasSubstr("tls_server_config.cert_file"), HasSubstr("given twice")));
+}
+
+TEST(WebConfig, NotAMappingOrNotYamlIsRefused) {
+  EXPECT_THAT(ErrorOf("- a\n- b\n"), HasSubstr("must be a mapping of tls_server_config"));
+  EXPECT_THAT(ErrorOf("tls_server_config: [\n"), HasSubstr("not YAML"));
+  EXPECT_THAT(ErrorOf("tls_server_config: {cert_file: [a], key_file: b}\n"),
+              HasSubstr("tls_server_config.cert_file: must be a string"));
+}
+
+TEST(BcryptHash, FormatCheck) {
+  EXPECT_TRUE(IsBcryptHash(kHash));
+  EXPECT_TRUE(IsBcryptHash("$2a$04$ppZW0YI5vC0E4iSXxJRm1OXT.3GRni5zsxzFwr9RQKK5/PP/xMzce"));
+  EXPECT_FALSE(IsBcryptHash("$2x$10$ppZW0YI5vC0E4iSXxJRm1OXT.3GRni5zsxzFwr9RQKK5/PP/xMzce"));
+  EXPECT_FALSE(IsBcryptHash("$2y$03$ppZW0YI5vC0E4iSXxJRm1OXT.3GRni5zsxzFwr9RQKK5/PP/xMzce"));
+  EXPECT_FALSE(IsBcryptHash("$2y$10$ppZW0YI5vC0E4iSXxJRm1OXT.3GRni5zsxzFwr9RQKK5/PP/xMzc"));
+  EXPECT_FALSE(IsBcryptHash("$2y$10$ppZW0YI5vC0E4iSXxJRm1OXT.3GRni5zsxzFwr9RQKK5/PP/xMz!"));
+}
+
+// A cost-4 hash made at test time (fast), as htpasswd -B makes them.
+std::string HashOf(const std::string& password) {
+  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_NE(crypt_gensalt_rn("$2y$", 4, nullptr, 0, setting, sizeof(setting)), nullptr);
+  crypt_data data{};
+  return crypt_rn(password.c_str(), setting, &data, sizeof(data));
+}
+
+TEST(BasicAuth, RightPasswordPassesWrongOnesAndUnknownUsersDoNot) {
+  BasicAuth auth({{"alice", HashOf("s3cret")}});
+  EXPECT_TRUE(auth.Check("alice", "s3cret"));
+  EXPECT_FALSE(auth.Check("alice", "s3cre"));
+  EXPECT_FALSE(auth.Check("alice", ""));
+  EXPECT_FALSE(auth.Check("bob", "s3cret"));
+  EXPECT_FALSE(auth.Check("alice", std::string("s3cret\0x", 8)));
+}
+
+TEST(BasicAuth, ARepeatedSuccessIsServedFromTheCacheAndAFailureNeverIs) {
+  BasicAuth auth({{"alice", HashOf("s3cret")}});
+  ASSERT_TRUE(auth.Check("alice", "s3cret"));
+  const auto runs = auth.hash_runs();
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(auth.Check("alice", "s3cret"));
+  EXPECT_EQ(auth.hash_runs(), runs);
+  EXPECT_FALSE(auth.Check("alice", "wrong"));
+  EXPECT_FALSE(auth.Check("alice", "wrong"));
+  EXPECT_EQ(auth.hash_runs(), runs + 2);
+  // A cached user with another password is checked again (and fails).
+  EXPECT_TRUE(auth.Check("alice", "s3cret"));
+  EXPECT_EQ(auth.hash_runs(), runs + 2);
+}
+
+TEST(BasicAuth, TheCacheHoldsAtMostItsBoundOfUsers) {
+  std::map<std::string, std::string> users;
+  const std::string hash = HashOf("pw");
+  for (std::size_t i = 0; i <= kAuthCacheEntries; ++i) users["u" + std::to_string(i)] = hash;
+  BasicAuth auth(users);
+  for (const auto& [user, h] : users) ASSERT_TRUE(auth.Check(user, "pw"));
+  const auto runs = auth.hash_runs();
+  // u0 was the least recently used when u64 came in: it had to go.
+  EXPECT_TRUE(auth.Check("u0", "pw"));
+  EXPECT_EQ(auth.hash_runs(), runs + 1);
+  EXPECT_TRUE(auth.Check("u64", "pw"));
+  EXPECT_EQ(auth.hash_runs(), runs + 1);
+}
+
+TEST(BasicAuth, BcryptMatchesAllThreePrefixes) {
+  for (const char* prefix : {"$2a$", "$2b$", "$2y$"}) {
+    char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+    ASSERT_NE(crypt_gensalt_rn(prefix, 4, nullptr, 0, setting, sizeof(setting)), nullptr) << prefix;
+    crypt_data data{};
+    const std::string hash = crypt_rn("pw", setting, &data, sizeof(data));
+    EXPECT_TRUE(BcryptMatches(hash, "pw")) << hash;
+    EXPECT_FALSE(BcryptMatches(hash, "pW")) << hash;
+  }
+}
+
+}  // namespace
+}  // namespace roced::agent
