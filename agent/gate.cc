@@ -96,7 +96,9 @@ Caller Gate::Identify(const grpc::ServerContext& context) const {
     caller.roles = options_.policy.ForCertificate(ids);
     return caller;
   }
-  caller.identity = absl::StrCat("insecure ", peer);
+  // Without the port: one plaintext caller's connections count as one
+  // (the responder's per-caller share).
+  caller.identity = absl::StrCat("insecure ", peer.substr(0, peer.rfind(':')));
   if (!options_.insecure) {
     caller.identified = absl::UnauthenticatedError("plaintext callers are not accepted");
     return caller;

@@ -47,8 +47,10 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
   io.sysfs_root = options_.sysfs_root;
   auto local_port = [this] { return ResolveLocalPort(); };
   initiator_ = std::make_unique<probe::Initiator>(std::move(io), factory_, peers, local_port);
-  responders_ = std::make_unique<probe::ResponderRegistry>(factory_, local_port,
-                                                           options_.max_responder_endpoints);
+  responders_ = std::make_unique<probe::ResponderRegistry>(
+      factory_, local_port,
+      probe::ResponderLimits{options_.max_responder_endpoints, options_.max_responder_endpoints_per_caller,
+                             options_.max_responder_pinned_bytes});
   auto& registry = *options_.registry;
   latency_ = &prometheus::BuildHistogram()
                   .Name("roced_probe_latency_seconds")
@@ -117,22 +119,25 @@ absl::StatusOr<roced::v1::ProbeResult> ProbeRuntime::RunProbe(
 
 void ProbeRuntime::Record(const probe::InitiatorRun& run) {
   const roced::v1::ProbeResult& result = run.result;
+  // Probes to addresses outside the config (an admin's ad-hoc RunProbe)
+  // share one label value: they cannot grow the metric series without bound.
+  const std::string peer = IsConfiguredPeer(result.peer()) ? result.peer() : std::string(kAdhocPeerLabel);
   if (result.success() && result.kind() == roced::v1::PROBE_KIND_LATENCY) {
     double sum = 0;
     std::vector<double> increments =
         probe::LatencyBucketIncrements(run.rtt_ns, LatencyBuckets(), &sum);
-    latency_->Add({{"peer", result.peer()}, {"device", result.device()}}, LatencyBuckets())
+    latency_->Add({{"peer", peer}, {"device", result.device()}}, LatencyBuckets())
         .ObserveMultiple(increments, sum);
   } else if (result.success()) {
-    bandwidth_->Add({{"peer", result.peer()}, {"device", result.device()}})
+    bandwidth_->Add({{"peer", peer}, {"device", result.device()}})
         .Set(result.bandwidth().gbps() * 1e9);
   }
   history_.Add(result);
   if (result.success()) {
-    last_success_->Add({{"peer", result.peer()}, {"kind", ProbeKindName(result.kind())}})
+    last_success_->Add({{"peer", peer}, {"kind", ProbeKindName(result.kind())}})
         .Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   } else {
-    failures_->Add({{"peer", result.peer()}, {"reason", result.failure_reason()}}).Increment();
+    failures_->Add({{"peer", peer}, {"reason", result.failure_reason()}}).Increment();
     LOG_INFO << "probe " << ProbeKindName(result.kind()) << " to " << result.peer()
              << " failed: " << result.failure_reason() << ": " << result.failure_detail();
   }
@@ -156,9 +161,9 @@ std::vector<roced::v1::ProbeSummary> ProbeRuntime::Summaries() const {
 }
 
 absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
-    const roced::v1::OpenEndpointRequest& request) {
+    const roced::v1::OpenEndpointRequest& request, const std::string& caller) {
   if (stopping_.load()) return absl::UnavailableError("agent is stopping");
-  return responders_->Open(request);
+  return responders_->Open(request, caller);
 }
 
 absl::Status ProbeRuntime::CloseEndpoint(const std::string& endpoint_id) {

@@ -81,6 +81,10 @@ struct ProbeRuntimeOptions {
   // Bandwidth: how long outstanding writes may take to drain.
   absl::Duration completion_timeout = absl::Seconds(5);
   size_t max_responder_endpoints = 32;
+  // One caller's share of them, and the memory their registrations may pin
+  // (probe::ResponderLimits).
+  size_t max_responder_endpoints_per_caller = 8;
+  uint64_t max_responder_pinned_bytes = 128ull << 20;
   // Results kept per (peer, kind).
   size_t history_per_peer = 100;
   // Run probes.peers on their intervals.
@@ -93,6 +97,9 @@ struct ProbeRuntimeOptions {
   // How GrpcPeerClient calls peers (the agent's client TLS); null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
 };
+
+// The `peer` label of probes to addresses that are not configured peers.
+inline constexpr char kAdhocPeerLabel[] = "adhoc";
 
 class ProbeRuntime {
  public:
@@ -125,7 +132,7 @@ class ProbeRuntime {
   // FAILED_PRECONDITION without a usable RDMA port, RESOURCE_EXHAUSTED at
   // the endpoint limit.
   absl::StatusOr<roced::v1::OpenEndpointResponse> OpenEndpoint(
-      const roced::v1::OpenEndpointRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+      const roced::v1::OpenEndpointRequest& request, const std::string& caller = "") ABSL_LOCKS_EXCLUDED(mu_);
   // ProbePeer.CloseEndpoint: NOT_FOUND for an unknown (or expired) id.
   absl::Status CloseEndpoint(const std::string& endpoint_id) ABSL_LOCKS_EXCLUDED(mu_);
 

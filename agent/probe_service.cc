@@ -26,12 +26,12 @@ grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "pr
 grpc::Status ProbePeerService::OpenEndpoint(grpc::ServerContext* context,
                                             const roced::v1::OpenEndpointRequest* request,
                                             roced::v1::OpenEndpointResponse* response) {
-  return gate_->Serve(context, kOpenEndpoint, [&](const Caller&, AuditNote* note) {
+  return gate_->Serve(context, kOpenEndpoint, [&](const Caller& caller, AuditNote* note) {
     note->summary = absl::StrCat(roced::v1::ProbeKind_Name(request->kind()), " from initiator ",
                                  util::Quoted(request->initiator()), ", ", request->initiator_qps_size(),
                                  " QP(s), ", request->size(), " bytes");
     if (runtime_ == nullptr) return NotReady();
-    absl::StatusOr<roced::v1::OpenEndpointResponse> opened = runtime_->OpenEndpoint(*request);
+    absl::StatusOr<roced::v1::OpenEndpointResponse> opened = runtime_->OpenEndpoint(*request, caller.identity);
     if (!opened.ok()) return ToGrpc(opened.status());
     *response = *std::move(opened);
     absl::StrAppend(&note->summary, ": endpoint ", response->endpoint_id());

@@ -73,7 +73,9 @@ else
 fi
 ADDR=$("$LAB" addr "$NODE")
 NS=$("$LAB" netns)
-rctl() { ip netns exec "$NS" "$ROCECTL_BIN" --target "$ADDR:7471" --timeout 60s "$@"; }
+rctl() {  # as lab-admin: the lab's state file exports rocectl's certificates
+  (source "/run/$LAB_NAME/state"; ip netns exec "$NS" "$ROCECTL_BIN" --target "$ADDR:7471" --timeout 60s "$@")
+}
 metric() { # metric SERIES: one sample from node1's /metrics
   ip netns exec "$NS" /usr/bin/python3 -c '
 import sys, urllib.request

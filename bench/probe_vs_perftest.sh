@@ -64,7 +64,9 @@ gid_index() {
 }
 G1=$(gid_index node1)
 G2=$(gid_index node2)
-rctl() { ip netns exec "$NS" "$ROCECTL" --target "$A1:7471" --timeout 60s -o json "$@"; }
+rctl() {  # as lab-admin: the lab's state file exports rocectl's certificates
+  (source "/run/$LAB_NAME/state"; ip netns exec "$NS" "$ROCECTL" --target "$A1:7471" --timeout 60s -o json "$@")
+}
 
 # perftest NAME ARGS...: server on node2, client on node1; prints the
 # client's first result row (the whole output goes to the log). A run that

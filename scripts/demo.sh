@@ -40,6 +40,10 @@ if [ "$mode" = lab ]; then
   trap cleanup EXIT
   "$LAB" up --nodes 2
   NS=$("$LAB" netns)
+  # The agents serve mutual TLS; the lab made the certificates and its state
+  # file exports rocectl's (ROCECTL_CA/CERT/KEY, the lab-admin identity).
+  # shellcheck source=/dev/null
+  source "/run/${LAB_NAME:-roced-lab}/state"
   for node in node1 node2; do
     addr=$("$LAB" addr "$node")
     echo
@@ -47,7 +51,8 @@ if [ "$mode" = lab ]; then
     ip netns exec "$NS" "$BIN/rocectl" --target "$addr:7471" status
   done
   echo
-  echo "Reach the agents from the lab namespace:"
+  echo "Reach the agents from the lab namespace (mutual TLS as lab-admin):"
+  echo "  export ROCECTL_CA=$ROCECTL_CA ROCECTL_CERT=$ROCECTL_CERT ROCECTL_KEY=$ROCECTL_KEY"
   for node in node1 node2; do
     addr=$("$LAB" addr "$node")
     echo "  ip netns exec $NS $BIN/rocectl --target $addr:7471 status"

@@ -31,7 +31,15 @@ roced::v1::ProbeSummary SummaryOf(const roced::v1::ProbeResult& result) {
 void ProbeHistory::Add(const roced::v1::ProbeResult& result) {
   if (capacity_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  auto& ring = rings_[{result.peer(), static_cast<int>(result.kind())}];
+  const std::pair<std::string, int> key{result.peer(), static_cast<int>(result.kind())};
+  if (rings_.size() >= max_keys_ && rings_.find(key) == rings_.end()) {
+    auto oldest = rings_.begin();
+    for (auto it = rings_.begin(); it != rings_.end(); ++it) {
+      if (Newer(oldest->second.back(), it->second.back())) oldest = it;
+    }
+    rings_.erase(oldest);
+  }
+  auto& ring = rings_[key];
   ring.push_back(result);
   while (ring.size() > capacity_) ring.pop_front();
 }

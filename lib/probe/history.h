@@ -20,8 +20,14 @@ namespace roced::probe {
 
 class ProbeHistory {
  public:
-  // Keeps the newest `per_key_capacity` results of each (peer, kind).
-  explicit ProbeHistory(size_t per_key_capacity = 100) : capacity_(per_key_capacity) {}
+  // Keeps the newest `per_key_capacity` results of each (peer, kind), for
+  // at most `max_keys` (peer, kind) pairs: a new pair past that drops the
+  // one whose latest result is oldest (probes to ad-hoc addresses cannot
+  // grow the history without bound; the config's peers, at most 1024 with
+  // two kinds, fit).
+  static constexpr size_t kDefaultMaxKeys = 2 * 1024 + 128;
+  explicit ProbeHistory(size_t per_key_capacity = 100, size_t max_keys = kDefaultMaxKeys)
+      : capacity_(per_key_capacity), max_keys_(max_keys) {}
 
   void Add(const roced::v1::ProbeResult& result) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -36,6 +42,7 @@ class ProbeHistory {
 
  private:
   const size_t capacity_;
+  const size_t max_keys_;
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, std::deque<roced::v1::ProbeResult>> rings_
       ABSL_GUARDED_BY(mu_);

@@ -24,8 +24,11 @@ namespace roced::probe {
 // Responder leases (OpenEndpointRequest.lease_seconds): 0 asks for the
 // default; others are clamped to [min, max].
 inline constexpr uint32_t kMinLeaseSeconds = 1;
-inline constexpr uint32_t kMaxLeaseSeconds = 600;
-inline constexpr uint32_t kDefaultLeaseSeconds = 60;
+// The longest run an initiator asks a lease for is a 120 s latency run
+// (+30 s); bandwidth runs are shorter (3 x 30 s + 5 s). Endpoints of a
+// vanished initiator are gone within these.
+inline constexpr uint32_t kMaxLeaseSeconds = 180;
+inline constexpr uint32_t kDefaultLeaseSeconds = 30;
 
 // Why a node without an endpoint factory cannot probe (probes fail with
 // device_unavailable, OpenEndpoint with FAILED_PRECONDITION).

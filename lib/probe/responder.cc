@@ -1,5 +1,7 @@
 #include "probe/responder.h"
 
+#include "util/escape.h"
+
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -16,23 +18,46 @@ namespace roced::probe {
 struct ResponderRegistry::Responder {
   std::string id;
   std::string initiator;
+  std::string caller;
+  uint64_t pinned = 0;
   roced::v1::ProbeKind kind = roced::v1::PROBE_KIND_UNSPECIFIED;
   std::unique_ptr<Endpoint> endpoint;
   std::atomic<bool> stop{false};
+  // Set when the serving thread gave up (an error: the initiator vanished,
+  // the device is going): the endpoint is released at the next reap, not
+  // held to the end of its lease (its queue pairs would keep the device
+  // from being unregistered: rdma link delete waits for them).
+  std::atomic<bool> failed{false};
   std::thread server;
   absl::Time expires;
 };
 
 ResponderRegistry::ResponderRegistry(EndpointFactory* factory, LocalPortFn local_port,
-                                     size_t max_endpoints)
-    : factory_(factory), local_port_(std::move(local_port)), max_endpoints_(max_endpoints) {}
+                                     ResponderLimits limits)
+    : factory_(factory), local_port_(std::move(local_port)), limits_(limits) {}
 
 ResponderRegistry::~ResponderRegistry() { Shutdown(); }
 
-absl::Status ResponderRegistry::AtLimit() const {
-  if (responders_.size() < max_endpoints_) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(
-      responders_.size(), " probe endpoints open; the limit is ", max_endpoints_));
+absl::Status ResponderRegistry::AtLimit(const std::string& caller, uint64_t pinned) const {
+  if (responders_.size() >= limits_.max_endpoints) {
+    return absl::ResourceExhaustedError(absl::StrCat(responders_.size(), " probe endpoints open; the limit is ",
+                                                     limits_.max_endpoints));
+  }
+  size_t mine = 0;
+  uint64_t held = 0;
+  for (const auto& [id, r] : responders_) {
+    if (r->caller == caller) ++mine;
+    held += r->pinned;
+  }
+  if (mine >= limits_.max_per_caller) {
+    return absl::ResourceExhaustedError(absl::StrCat(mine, " probe endpoints open for ", util::Quoted(caller),
+                                                     "; one caller may hold ", limits_.max_per_caller));
+  }
+  if (held + pinned > limits_.max_pinned_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("probe endpoints pin ", held, " bytes; ", pinned,
+                                                     " more would pass the limit of ", limits_.max_pinned_bytes));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<Endpoint>> ResponderRegistry::CreateConnected(
@@ -62,11 +87,12 @@ absl::StatusOr<std::unique_ptr<Endpoint>> ResponderRegistry::CreateConnected(
 }
 
 absl::StatusOr<roced::v1::OpenEndpointResponse> ResponderRegistry::Open(
-    const roced::v1::OpenEndpointRequest& request) {
+    const roced::v1::OpenEndpointRequest& request, const std::string& caller) {
   if (absl::Status s = ValidateOpenRequest(request); !s.ok()) return s;
+  const uint64_t pinned = 2 * static_cast<uint64_t>(request.size());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (absl::Status s = AtLimit(); !s.ok()) return s;
+    if (absl::Status s = AtLimit(caller, pinned); !s.ok()) return s;
   }
   absl::StatusOr<std::unique_ptr<Endpoint>> endpoint = CreateConnected(request);
   if (!endpoint.ok()) return endpoint.status();
@@ -74,6 +100,8 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ResponderRegistry::Open(
   auto responder = std::make_shared<Responder>();
   responder->id = RandomId();
   responder->initiator = request.initiator();
+  responder->caller = caller;
+  responder->pinned = pinned;
   responder->kind = request.kind();
   responder->endpoint = std::move(*endpoint);
   const uint32_t lease = LeaseSeconds(request.lease_seconds());
@@ -88,7 +116,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ResponderRegistry::Open(
     std::lock_guard<std::mutex> lock(mu_);
     // Checked again: other opens ran while this one created its endpoint.
     if (shut_down_) return absl::UnavailableError("agent is stopping");
-    if (absl::Status s = AtLimit(); !s.ok()) return s;
+    if (absl::Status s = AtLimit(caller, pinned); !s.ok()) return s;
     if (request.kind() == roced::v1::PROBE_KIND_LATENCY) {
       Responder* r = responder.get();
       r->server = std::thread([r] {
@@ -96,6 +124,7 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ResponderRegistry::Open(
         if (!s.ok()) {
           LOG_INFO << "probe endpoint " << r->id << " for " << r->initiator
                    << " stopped answering: " << ReasonOf(s) << ": " << s.message();
+          r->failed.store(true);
         }
       });
     }
@@ -135,7 +164,7 @@ void ResponderRegistry::ReapExpired(absl::Time now) {
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) return;
     for (auto it = responders_.begin(); it != responders_.end();) {
-      if (it->second->expires <= now) {
+      if (it->second->expires <= now || it->second->failed.load()) {
         expired.push_back(it->second);
         it = responders_.erase(it);
       } else {
@@ -145,7 +174,8 @@ void ResponderRegistry::ReapExpired(absl::Time now) {
   }
   for (auto& r : expired) {
     LOG_INFO << "probe endpoint " << r->id << " for " << r->initiator
-             << ": lease expired without CloseEndpoint; released";
+             << (r->failed.load() ? ": stopped answering; released"
+                                  : ": lease expired without CloseEndpoint; released");
     Release(r);
   }
 }

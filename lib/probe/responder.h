@@ -30,11 +30,26 @@
 
 namespace roced::probe {
 
+// What the responder holds for others at most. Peers are other agents,
+// but one of them (or a stolen peer certificate) must not take everything:
+// a per-caller share, and a cap on the memory pinned by registrations
+// (2 x size per endpoint, its send and receive halves), kept below the
+// agent's memory limit (the DaemonSet's 256 MiB; pinned pages count
+// against it, hugepage-backed ones against the hugetlb pool instead).
+struct ResponderLimits {
+  size_t max_endpoints = 32;
+  // Endpoints one caller (its authenticated identity) may hold at once.
+  size_t max_per_caller = 8;
+  uint64_t max_pinned_bytes = 128ull << 20;
+};
+
 class ResponderRegistry {
  public:
   // `factory` null: every open is FAILED_PRECONDITION (no RDMA engine).
   // `local_port` is asked at each open.
-  ResponderRegistry(EndpointFactory* factory, LocalPortFn local_port, size_t max_endpoints);
+  ResponderRegistry(EndpointFactory* factory, LocalPortFn local_port, ResponderLimits limits);
+  ResponderRegistry(EndpointFactory* factory, LocalPortFn local_port, size_t max_endpoints)
+      : ResponderRegistry(factory, std::move(local_port), ResponderLimits{max_endpoints}) {}
   // Shutdown().
   ~ResponderRegistry();
   ResponderRegistry(const ResponderRegistry&) = delete;
@@ -44,15 +59,19 @@ class ResponderRegistry {
   // its lease_seconds (clamped; 0: the default). INVALID_ARGUMENT for a bad
   // request or queue pairs the endpoint cannot connect to,
   // RESOURCE_EXHAUSTED at the limit ("N probe endpoints open; the limit is
-  // M") or when the device is out of resources, FAILED_PRECONDITION without
-  // a usable RDMA port, UNAVAILABLE after Shutdown.
-  absl::StatusOr<roced::v1::OpenEndpointResponse> Open(const roced::v1::OpenEndpointRequest& request)
+  // M"), at `caller`'s share, at the pinned-bytes cap, or when the device is
+  // out of resources; FAILED_PRECONDITION without a usable RDMA port,
+  // UNAVAILABLE after Shutdown. `caller` is who asks (the authenticated
+  // identity, not the request's self-declared initiator name).
+  absl::StatusOr<roced::v1::OpenEndpointResponse> Open(const roced::v1::OpenEndpointRequest& request,
+                                                       const std::string& caller = "")
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Releases the endpoint. NOT_FOUND for an unknown (closed, or expired) id.
   absl::Status Close(const std::string& endpoint_id) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Releases every endpoint whose lease ended at or before `now`.
+  // Releases every endpoint whose lease ended at or before `now`, and every
+  // one whose serving stopped on an error.
   void ReapExpired(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Releases every endpoint; opens answer UNAVAILABLE from now on.
@@ -65,12 +84,14 @@ class ResponderRegistry {
   struct Responder;
   absl::StatusOr<std::unique_ptr<Endpoint>> CreateConnected(
       const roced::v1::OpenEndpointRequest& request) const;
-  absl::Status AtLimit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RESOURCE_EXHAUSTED when one more endpoint for `caller` pinning
+  // `pinned` bytes would pass a limit, naming it.
+  absl::Status AtLimit(const std::string& caller, uint64_t pinned) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Release(const std::shared_ptr<Responder>& responder);
 
   EndpointFactory* const factory_;
   const LocalPortFn local_port_;
-  const size_t max_endpoints_;
+  const ResponderLimits limits_;
 
   mutable std::mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -35,6 +35,7 @@ struct FakeEndpointBehaviour {
   absl::Status run_error;      // what runs return (after `block`)
   absl::Status create_error;   // Create fails with it
   absl::Status connect_error;  // Connect fails with it
+  absl::Status serve_error;    // ServeLatency returns it at once
   std::vector<roced::v1::QpEndpoint> last_remote;
   uint32_t last_traffic_class = 0;
   // The specs and run options the engine asked for, last ones.
@@ -98,6 +99,10 @@ class FakeEndpointForTest final : public Endpoint {
     return run;
   }
   absl::Status ServeLatency(const std::atomic<bool>* stop) override {
+    {
+      std::lock_guard<std::mutex> lock(b_->mu);
+      if (!b_->serve_error.ok()) return b_->serve_error;
+    }
     ++b_->serving;
     while (!stop->load()) absl::SleepFor(absl::Milliseconds(5));
     --b_->serving;

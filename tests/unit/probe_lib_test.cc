@@ -305,6 +305,19 @@ TEST(History, KeepsTheNewestPerPeerAndKind) {
   EXPECT_EQ(h.List("a", roced::v1::PROBE_KIND_BANDWIDTH, 0).size(), 1u);
 }
 
+TEST(History, PastItsKeyBoundTheStalestPeerGoes) {
+  ProbeHistory h(10, /*max_keys=*/3);
+  h.Add(Result("a", roced::v1::PROBE_KIND_LATENCY, 5));
+  h.Add(Result("b", roced::v1::PROBE_KIND_LATENCY, 1));  // the stalest
+  h.Add(Result("c", roced::v1::PROBE_KIND_LATENCY, 3));
+  h.Add(Result("c", roced::v1::PROBE_KIND_LATENCY, 4));  // a known key: nothing goes
+  EXPECT_EQ(h.Summaries().size(), 3u);
+  h.Add(Result("d", roced::v1::PROBE_KIND_LATENCY, 6));
+  std::vector<std::string> peers;
+  for (const auto& s : h.Summaries()) peers.push_back(s.peer());
+  EXPECT_THAT(peers, ::testing::ElementsAre("a", "c", "d"));
+}
+
 TEST(History, ListsNewestFirstAcrossPeersWithFiltersAndLimit) {
   ProbeHistory h(10);
   h.Add(Result("a", roced::v1::PROBE_KIND_LATENCY, 1));

@@ -131,13 +131,31 @@ TEST(ResponderRegistry, AnEndpointWhoseLeaseEndedIsReleasedByTheReaper) {
                                            "' (closed, or its lease expired)"));
 }
 
+// A latency endpoint whose serving failed (its initiator vanished, the
+// device is being removed) is released at the next reap, not held to the
+// end of its lease: its queue pairs would hold up `rdma link delete`.
+TEST(ResponderRegistry, AnEndpointThatStoppedAnsweringIsReleasedAtTheNextReap) {
+  Rig rig;
+  {
+    std::lock_guard<std::mutex> lock(rig.behaviour.mu);
+    rig.behaviour.serve_error = absl::DeadlineExceededError("no completion for an RDMA WRITE in time");
+  }
+  auto registry = rig.Make();
+  ASSERT_TRUE(registry->Open(OpenRequest(/*lease_seconds=*/180)).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    registry->ReapExpired(absl::Now());
+    return registry->size() == 0;
+  }));
+  EXPECT_TRUE(WaitFor([&] { return rig.behaviour.live.load() == 0; }));
+}
+
 TEST(ResponderRegistry, LeasesAreClampedAndZeroMeansTheDefault) {
   struct Case {
     uint32_t requested;
     absl::Duration kept, released;
   };
-  for (const Case& c : {Case{0, absl::Seconds(59), absl::Seconds(61)},
-                        Case{10000, absl::Seconds(599), absl::Seconds(601)}}) {
+  for (const Case& c : {Case{0, absl::Seconds(29), absl::Seconds(31)},
+                        Case{10000, absl::Seconds(179), absl::Seconds(181)}}) {
     Rig rig;
     auto registry = rig.Make();
     const absl::Time t0 = absl::Now();
@@ -147,9 +165,44 @@ TEST(ResponderRegistry, LeasesAreClampedAndZeroMeansTheDefault) {
     registry->ReapExpired(absl::Now() + c.released);
     EXPECT_EQ(registry->size(), 0u) << c.requested;
   }
-  EXPECT_EQ(LeaseSeconds(0), 60u);
+  EXPECT_EQ(LeaseSeconds(0), 30u);
   EXPECT_EQ(LeaseSeconds(1), 1u);
-  EXPECT_EQ(LeaseSeconds(601), 600u);
+  EXPECT_EQ(LeaseSeconds(601), 180u);
+}
+
+TEST(ResponderRegistry, OneCallerGetsItsShareAndOthersStillGetTheirs) {
+  Rig rig;
+  auto registry = std::make_unique<ResponderRegistry>(
+      &rig.factory, [&rig]() -> absl::StatusOr<LocalPort> { return rig.local; },
+      ResponderLimits{/*max_endpoints=*/32, /*max_per_caller=*/2, /*max_pinned_bytes=*/1 << 20});
+  ASSERT_TRUE(registry->Open(OpenRequest(), "node1.example").ok());
+  ASSERT_TRUE(registry->Open(OpenRequest(), "node1.example").ok());
+  // The request's own initiator name does not matter: the caller does.
+  roced::v1::OpenEndpointRequest renamed = OpenRequest();
+  renamed.set_initiator("someone-else");
+  auto third = registry->Open(renamed, "node1.example");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(third.status().message(), "2 probe endpoints open for 'node1.example'; one caller may hold 2");
+  EXPECT_TRUE(registry->Open(OpenRequest(), "node2.example").ok());
+  EXPECT_EQ(rig.behaviour.created.load(), 3);  // refused before creating one
+}
+
+TEST(ResponderRegistry, RegistrationsStayWithinThePinnedBytesBudget) {
+  Rig rig;
+  auto registry = std::make_unique<ResponderRegistry>(
+      &rig.factory, [&rig]() -> absl::StatusOr<LocalPort> { return rig.local; },
+      ResponderLimits{/*max_endpoints=*/32, /*max_per_caller=*/32, /*max_pinned_bytes=*/3 << 20});
+  roced::v1::OpenEndpointRequest big = OpenRequest(60, roced::v1::PROBE_KIND_BANDWIDTH);
+  big.set_size(1 << 20);  // pins 2 MiB
+  big.mutable_initiator_qps(0)->set_length(1 << 20);
+  auto first = registry->Open(big, "a");
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = registry->Open(big, "b");
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status().message(),
+            "probe endpoints pin 2097152 bytes; 2097152 more would pass the limit of 3145728");
+  ASSERT_TRUE(registry->Close(first->endpoint_id()).ok());
+  EXPECT_TRUE(registry->Open(big, "b").ok());
 }
 
 TEST(ResponderRegistry, BeyondTheLimitOpensAreResourceExhaustedUntilOneCloses) {

@@ -48,6 +48,17 @@ TEST(StatusTable, HealthyDeviceHasNoWarnings) {
   EXPECT_THAT(StatusTable(s), Not(HasSubstr("Warnings")));
 }
 
+TEST(StatusTable, ShowsTheAgentsWarningsAndWhoAppliedTheConfig) {
+  auto s = SampleState();
+  s.mutable_agent()->add_warnings("gRPC on 127.0.0.1:7471 is plaintext and unauthenticated (--insecure)");
+  s.mutable_config()->set_generation(4);
+  s.mutable_config()->set_source(roced::v1::CONFIG_SOURCE_GRPC);
+  s.mutable_config()->set_applied_by("controller.example");
+  const std::string t = StatusTable(s);
+  EXPECT_THAT(t, HasSubstr("  ! gRPC on 127.0.0.1:7471 is plaintext and unauthenticated (--insecure)"));
+  EXPECT_THAT(t, HasSubstr("Config:  generation 4 from gRPC (controller.example), mode"));
+}
+
 TEST(Output, JsonIsProto3MappingAndYamlIsTheSameDocument) {
   auto s = SampleState();
   std::string json = ToJson(s);

@@ -116,7 +116,8 @@ std::string StatusHeader(const roced::v1::NodeState& state) {
   } else {
     absl::StrAppend(&out, "Config:  generation ", cfg.generation(), " from ",
                     cfg.source() == roced::v1::CONFIG_SOURCE_FILE ? cfg.path()
-                    : cfg.source() == roced::v1::CONFIG_SOURCE_GRPC ? "gRPC"
+                    : cfg.source() == roced::v1::CONFIG_SOURCE_GRPC
+                        ? (cfg.applied_by().empty() ? "gRPC" : absl::StrCat("gRPC (", cfg.applied_by(), ")"))
                                                                    : "confirm-timeout rollback",
                     ", mode ", cfg.mode() == roced::v1::MODE_OBSERVE ? "observe" : "enforce",
                     cfg.converged() ? ", converged" : ", NOT converged", "\n");
@@ -217,7 +218,7 @@ std::string StatusTable(const roced::v1::NodeState& state) {
   Table ports({"DEVICE", "PORT", "STATE", "PHYS", "NETDEV", "LINK", "RATE", "MTU(IB/NET)",
                "ROCEV2 GIDS"});
   Table gids({"DEVICE", "PORT", "INDEX", "TYPE", "NETDEV", "ADDRESS", "GID"});
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings(state.agent().warnings().begin(), state.agent().warnings().end());
   for (const auto& d : state.devices()) {
     std::string pcie = PcieText(d, &warnings);
     devices.Row({d.name(), d.driver().empty() ? "-" : d.driver(),

@@ -23,6 +23,46 @@ LAB_METRICS_PORT=9471
 # Debian's interpreter, not whatever python3 a PATH (pyenv shims...) finds first.
 PY=/usr/bin/python3
 
+# The lab's mutual TLS, made at `lab up`: a CA, a certificate per node (CN
+# and DNS nodeN, IP SAN its lab address; the peer role in every node's
+# access file, so agents set up probes with each other) and lab-admin, the
+# admin certificate rocectl uses from the lab namespace (ROCECTL_* below).
+LAB_TLS=$LAB_RUN/tls
+lab_tls_cert() { # name cn sans usage
+  local d=$LAB_TLS
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$d/$1.key" 2>/dev/null
+  openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$2" 2>/dev/null
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=%s\nsubjectAltName=%s\n' \
+    "$4" "$3" >"$d/$1.ext"
+  openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -out "$d/$1.crt" \
+    -days 30 -extfile "$d/$1.ext" 2>/dev/null
+  rm -f "$d/$1.csr" "$d/$1.ext"
+}
+lab_make_tls() { # nodes
+  local i dir
+  mkdir -p "$LAB_TLS"
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$LAB_TLS/ca.key" 2>/dev/null
+  openssl req -x509 -new -key "$LAB_TLS/ca.key" -out "$LAB_TLS/ca.crt" -subj "/CN=$LAB_NAME CA" -days 30 \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+  lab_tls_cert lab-admin lab-admin DNS:lab-admin clientAuth
+  printf '%s\n' 'apiVersion: roced/v1' 'kind: AccessPolicy' 'identities:' \
+    '  - {match: lab-admin, roles: [admin]}' '  - {match: "node*", roles: [peer]}' >"$LAB_TLS/access.yaml"
+  for ((i = 1; i <= $1; i++)); do
+    lab_tls_cert "node$i" "node$i" "DNS:node$i,IP:$(lab_node_ip "$i")" serverAuth,clientAuth
+    dir=$LAB_RUN/nodes/node$i/tls
+    mkdir -p "$dir"
+    cp "$LAB_TLS/node$i.crt" "$dir/node.crt"
+    cp "$LAB_TLS/node$i.key" "$dir/node.key"
+    cp "$LAB_TLS/ca.crt" "$LAB_TLS/access.yaml" "$dir/"
+  done
+  chmod 600 "$LAB_TLS"/*.key "$LAB_RUN"/nodes/node*/tls/node.key
+}
+# rocectl's defaults for talking to the lab's agents (lab-admin).
+lab_rocectl_env() {
+  [[ -f $LAB_TLS/ca.crt ]] || return 0
+  export ROCECTL_CA=$LAB_TLS/ca.crt ROCECTL_CERT=$LAB_TLS/lab-admin.crt ROCECTL_KEY=$LAB_TLS/lab-admin.key
+}
+
 lab_log() { printf 'lab: %s\n' "$*" >&2; }
 lab_die() { printf 'lab: error: %s\n' "$*" >&2; exit 1; }
 
