@@ -129,7 +129,8 @@ absl::Status Server::StartGrpc() {
   if (!options_.grpc_listen.empty()) {
     builder.AddListeningPort(options_.grpc_listen,
                              options_.insecure ? grpc::InsecureServerCredentials()
-                                               : access::ServerTlsCredentials(options_.tls),
+                                               : access::ServerTlsCredentials(options_.tls,
+                                                                              options_.tls_reload_interval_seconds),
                              &grpc_port_);
   }
   if (!options_.socket_path.empty()) {

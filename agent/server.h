@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "access/grpc_tls.h"
 #include "access/policy.h"
 #include "access/tls_files.h"
 #include "agent/agent.h"
@@ -73,6 +74,8 @@ struct ServerOptions {
   // The TCP listener's certificate and key, and the CA client certificates
   // must chain to (files reloaded when they change).
   access::TlsFiles tls;
+  // How often those files are checked for changes.
+  unsigned tls_reload_interval_seconds = access::kTlsReloadIntervalSeconds;
   // Plaintext TCP with no authentication: callers get policy.insecure.
   // Only on a loopback address unless insecure_allow_remote.
   bool insecure = false;

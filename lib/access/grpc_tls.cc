@@ -5,9 +5,10 @@
 
 namespace roced::access {
 
-std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(const TlsFiles& files) {
+std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(const TlsFiles& files,
+                                                             unsigned reload_interval_seconds) {
   auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-      files.key, files.cert, files.ca, kTlsReloadIntervalSeconds);
+      files.key, files.cert, files.ca, reload_interval_seconds);
   grpc::experimental::TlsServerCredentialsOptions options(provider);
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();

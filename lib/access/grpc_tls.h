@@ -20,7 +20,8 @@ inline constexpr unsigned kTlsReloadIntervalSeconds = 10;
 // completes the handshake (the API answers it UNAUTHENTICATED, which says
 // more than a failed handshake); one with a certificate the CA does not
 // vouch for, or an expired one, fails the handshake.
-std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(const TlsFiles& files);
+std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(
+    const TlsFiles& files, unsigned reload_interval_seconds = kTlsReloadIntervalSeconds);
 
 // TLS for calls to an agent: the server's certificate must chain to
 // `files.ca` and name the host called (DNS or IP SAN); the client

@@ -54,7 +54,7 @@ access::AccessPolicy Policy(const std::string& text = kPolicy) {
 class TlsNode {
  public:
   explicit TlsNode(const std::string& config = "", access::AccessPolicy policy = Policy(),
-                   ProbeRuntimeOptions probes = {}) {
+                   ProbeRuntimeOptions probes = {}, access::TlsFiles tls = {}) {
     dir_ = test_util::MakeTempDir("roced-auth");
     std::ofstream(dir_ + "/roced.yaml") << "apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n" << config;
     AgentOptions opts;
@@ -65,7 +65,8 @@ class TlsNode {
     opts.reconcile = false;
     ServerOptions s;
     s.grpc_listen = "127.0.0.1:0";
-    s.tls = {CertPath("server.crt"), CertPath("server.key"), CertPath("ca.crt")};
+    s.tls = tls.any() ? tls : access::TlsFiles{CertPath("server.crt"), CertPath("server.key"), CertPath("ca.crt")};
+    s.tls_reload_interval_seconds = 1;
     s.policy = std::move(policy);
     s.socket_path = dir_ + "/roced.sock";
     s.metrics_listen = "";
@@ -209,6 +210,34 @@ TEST(Auth, CertificatesOfAnotherCaOrExpiredFailTheHandshake) {
   EXPECT_TRUE(Call(node.As("viewer"), "/roced.v1.Agent/GetState", roced::v1::GetStateRequest()).ok());
   EXPECT_THAT(node.Metrics(), HasSubstr("roced_api_requests_total{code=\"OK\",method=\"roced.v1.Agent/GetState\",role=\"viewer\"} 1"));
   EXPECT_THAT(node.Metrics(), ::testing::Not(HasSubstr("UNAUTHENTICATED")));
+}
+
+// Renewed files are taken without a restart: the client CA bundle is
+// replaced by another CA's, and within the reload interval that CA's
+// clients are let in and the old one's are not.
+TEST(Auth, ReplacedCertificateFilesAreUsedWithoutARestart) {
+  const std::string dir = test_util::MakeTempDir("roced-reload");
+  std::filesystem::copy_file(CertPath("ca.crt"), dir + "/client-ca.crt");
+  TlsNode node("", Policy("apiVersion: roced/v1\nkind: AccessPolicy\nidentities:\n  - {match: \"*\", roles: [viewer]}\n"),
+               {}, {CertPath("server.crt"), CertPath("server.key"), dir + "/client-ca.crt"});
+  ASSERT_TRUE(node.started().ok()) << node.started();
+  auto state = [&](const std::string& who) {
+    // A new channel each time: the check happens at the handshake.
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.use_local_subchannel_pool", 1);
+    auto channel = grpc::CreateCustomChannel(node.address(), access::ClientTlsCredentials(ClientFiles(who)), args);
+    return Call(channel, "/roced.v1.Agent/GetState", roced::v1::GetStateRequest()).error_code();
+  };
+  ASSERT_EQ(state("viewer"), grpc::StatusCode::OK);
+  ASSERT_EQ(state("other"), grpc::StatusCode::UNAVAILABLE);
+  // Replaced the way renewals are written: a new file renamed over the old.
+  std::filesystem::copy_file(CertPath("other-ca.crt"), dir + "/client-ca.crt.new");
+  std::filesystem::rename(dir + "/client-ca.crt.new", dir + "/client-ca.crt");
+  const absl::Time end = absl::Now() + absl::Seconds(20);
+  while (state("other") != grpc::StatusCode::OK && absl::Now() < end) absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(state("other"), grpc::StatusCode::OK);
+  EXPECT_EQ(state("viewer"), grpc::StatusCode::UNAVAILABLE);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Auth, ReflectionIsOffByDefault) {
