@@ -14,32 +14,19 @@
 set -euo pipefail
 out=$1; shift
 mkdir -p "$out"
+# shellcheck source=certs_lib.sh
+source "$(dirname "$(readlink -f "$0")")/certs_lib.sh"
 cd "$out"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() {  # ca NAME CN
-  key "$1.key"
-  openssl req -x509 -new -key "$1.key" -out "$1.crt" -subj "/CN=$2" -days 30 \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-}
-leaf() {  # leaf NAME CN SANS CA DAYS USAGE
-  key "$1.key"
-  openssl req -new -key "$1.key" -out "$1.csr" -subj "/CN=$2" 2>/dev/null
-  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=%s\nsubjectAltName=%s\n' \
-    "$6" "$3" > "$1.ext"
-  openssl x509 -req -in "$1.csr" -CA "$4.crt" -CAkey "$4.key" -CAcreateserial -out "$1.crt" \
-    -days "$5" -extfile "$1.ext" 2>/dev/null
-  rm -f "$1.csr" "$1.ext"
-}
-ca ca roced-test-ca
-ca other-ca other-test-ca
+tls_ca ca roced-test-ca
+tls_ca other-ca other-test-ca
 sans="DNS:localhost,IP:127.0.0.1,IP:::1"
 for s in "$@"; do sans="$sans,$s"; done
-leaf server node.test "$sans" ca 30 serverAuth,clientAuth
+tls_leaf server node.test "$sans" ca 30 serverAuth,clientAuth
 for who in admin operator viewer peer; do
-  leaf "$who" "$who.test" "DNS:$who.test" ca 30 clientAuth
+  tls_leaf "$who" "$who.test" "DNS:$who.test" ca 30 clientAuth
 done
-leaf other other.test DNS:other.test other-ca 30 clientAuth
-leaf uri uri-cn.test URI:spiffe://roced.test/controller ca 30 clientAuth
-leaf expired expired.test DNS:expired.test ca 0 clientAuth
+tls_leaf other other.test DNS:other.test other-ca 30 clientAuth
+tls_leaf uri uri-cn.test URI:spiffe://roced.test/controller ca 30 clientAuth
+tls_leaf expired expired.test DNS:expired.test ca 0 clientAuth
 chmod 600 ./*.key
 sleep 1  # expired.crt's notAfter is now: a second later it has expired

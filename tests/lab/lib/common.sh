@@ -28,27 +28,22 @@ PY=/usr/bin/python3
 # access file, so agents set up probes with each other) and lab-admin, the
 # admin certificate rocectl uses from the lab namespace (ROCECTL_* below).
 LAB_TLS=$LAB_RUN/tls
-lab_tls_cert() { # name cn sans usage
-  local d=$LAB_TLS
-  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$d/$1.key" 2>/dev/null
-  openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$2" 2>/dev/null
-  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=%s\nsubjectAltName=%s\n' \
-    "$4" "$3" >"$d/$1.ext"
-  openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -out "$d/$1.crt" \
-    -days 30 -extfile "$d/$1.ext" 2>/dev/null
-  rm -f "$d/$1.csr" "$d/$1.ext"
-}
+# shellcheck source=../../tls/certs_lib.sh
+source "$LAB_DIR/../tls/certs_lib.sh"
 lab_make_tls() { # nodes
   local i dir
   mkdir -p "$LAB_TLS"
-  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$LAB_TLS/ca.key" 2>/dev/null
-  openssl req -x509 -new -key "$LAB_TLS/ca.key" -out "$LAB_TLS/ca.crt" -subj "/CN=$LAB_NAME CA" -days 30 \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-  lab_tls_cert lab-admin lab-admin DNS:lab-admin clientAuth
+  (
+    cd "$LAB_TLS"
+    tls_ca ca "$LAB_NAME CA"
+    tls_leaf lab-admin lab-admin DNS:lab-admin ca 30 clientAuth
+    for ((i = 1; i <= $1; i++)); do
+      tls_leaf "node$i" "node$i" "DNS:node$i,IP:$(lab_node_ip "$i")" ca 30 serverAuth,clientAuth
+    done
+  )
   printf '%s\n' 'apiVersion: roced/v1' 'kind: AccessPolicy' 'identities:' \
     '  - {match: lab-admin, roles: [admin]}' '  - {match: "node*", roles: [peer]}' >"$LAB_TLS/access.yaml"
   for ((i = 1; i <= $1; i++)); do
-    lab_tls_cert "node$i" "node$i" "DNS:node$i,IP:$(lab_node_ip "$i")" serverAuth,clientAuth
     dir=$LAB_RUN/nodes/node$i/tls
     mkdir -p "$dir"
     cp "$LAB_TLS/node$i.crt" "$dir/node.crt"
