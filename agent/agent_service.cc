@@ -9,10 +9,6 @@
 namespace roced::agent {
 
 namespace {
-grpc::Status ToGrpc(const absl::Status& s) {
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
-
 // What an ApplyConfig request must pass before the agent looks at any
 // entry of it: the config's count caps and a normalized confirm_timeout.
 absl::Status CheckApplyBounds(const roced::v1::ApplyConfigRequest& request) {

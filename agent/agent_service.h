@@ -65,6 +65,11 @@ class AgentService final : public roced::v1::Agent::Service {
   std::atomic<bool> shutting_down_{false};
 };
 
+// absl and gRPC status codes share their numbering.
+inline grpc::Status ToGrpc(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
 // GetCounters of both services: checks the names, reads `counters`
 // (UNAVAILABLE when null).
 grpc::Status ReadCounters(CountersRuntime* counters, const roced::v1::GetCountersRequest& request,

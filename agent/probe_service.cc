@@ -16,10 +16,6 @@ constexpr char kPeerGetCounters[] = "/roced.v1.ProbePeer/GetCounters";
 constexpr char kRunProbe[] = "/roced.v1.Agent/RunProbe";
 constexpr char kListProbeResults[] = "/roced.v1.Agent/ListProbeResults";
 
-// absl and gRPC status codes share their numbering.
-grpc::Status ToGrpc(const absl::Status& s) {
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
 grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "probes not ready"); }
 }  // namespace
 

@@ -381,12 +381,8 @@ ServerOptions Tcp(const std::string& listen) {
 }
 
 absl::Status StartWith(const ServerOptions& s) {
-  AgentOptions opts;
-  opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-  opts.use_netlink = false;
-  NodeBackends backends(opts.paths, /*use_verbs=*/false);
-  opts.backends = backends.agent();
-  Agent agent(opts);
+  FixtureAgent fixture;
+  Agent& agent = *fixture.get();
   Server server({&agent, nullptr, nullptr, nullptr}, s);
   absl::Status st = server.Start();
   server.Shutdown(absl::ZeroDuration());

@@ -206,13 +206,8 @@ TEST_F(AgentServerTest, HealthServiceReportsServing) {
 // Off unless asked for (agent_auth_test checks that); --grpc-reflection
 // turns it on.
 TEST(AgentServerReflection, ServerReflectionListsTheServicesWhenEnabled) {
-  std::string dir = roced::test_util::MakeTempDir("roced-test");
-  AgentOptions opts;
-  opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-  opts.use_netlink = false;
-  NodeBackends backends(opts.paths, /*use_verbs=*/false);
-  opts.backends = backends.agent();
-  Agent agent(opts);
+  FixtureAgent fixture;
+  Agent& agent = *fixture.get();
   ServerOptions so;
   so.grpc_listen = "127.0.0.1:0";
   so.insecure = true;
@@ -274,7 +269,6 @@ TEST(AgentServerReflection, ServerReflectionListsTheServicesWhenEnabled) {
   }
   EXPECT_THAT(services, ::testing::IsSupersetOf({"roced.v1.Agent", "roced.v1.ProbePeer", "grpc.health.v1.Health"}));
   server.Shutdown(absl::ZeroDuration());
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(AgentServerTest, WatchStateSendsStateThenConfigEvents) {
@@ -322,13 +316,8 @@ TEST_F(AgentServerTest, MetricsEndpointServesDeviceAndHealthSeries) {
 }
 
 TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
-  std::string dir = roced::test_util::MakeTempDir("roced-test");
-  AgentOptions opts;
-  opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-  opts.use_netlink = false;
-  NodeBackends backends(opts.paths, /*use_verbs=*/false);
-  opts.backends = backends.agent();
-  Agent agent(opts);
+  FixtureAgent fixture;
+  Agent& agent = *fixture.get();
   ServerOptions s1;
   s1.grpc_listen = "127.0.0.1:0";
   s1.insecure = true;
@@ -343,7 +332,6 @@ TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(std::string(st.message()), HasSubstr(s2.grpc_listen));
   first.Shutdown(absl::ZeroDuration());
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CivetListenAddress, WildcardIpv6ListensOnEverything) {

@@ -14,6 +14,30 @@
 
 namespace roced::agent {
 
+// An Agent on the fixture tree and nothing else (no runtimes, no config),
+// for tests of the Server's own start-up and listeners.
+class FixtureAgent {
+ public:
+  FixtureAgent() : backends_(Paths(), /*use_verbs=*/false), agent_(Options(backends_)) {}
+  Agent* get() { return &agent_; }
+
+ private:
+  static hal::Paths Paths() {
+    hal::Paths p;
+    p.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+    return p;
+  }
+  static AgentOptions Options(const NodeBackends& backends) {
+    AgentOptions opts;
+    opts.paths = Paths();
+    opts.use_netlink = false;
+    opts.backends = backends.agent();
+    return opts;
+  }
+  NodeBackends backends_;
+  Agent agent_;
+};
+
 class ComposedAgent {
  public:
   ComposedAgent(AgentOptions options, ServerOptions server, ProbeRuntimeOptions probes = {},
