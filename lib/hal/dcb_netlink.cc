@@ -20,6 +20,20 @@
 namespace roced::hal {
 namespace {
 
+// The largest errno the kernel reports (include/linux/err.h, MAX_ERRNO).
+constexpr int kMaxErrno = 4095;
+
+// A u8 attribute's value; nullopt when it has no payload. (nla_get_u8 reads
+// the byte after the header whatever the length: past the message's end
+// for an empty attribute at its end. nlmsg_parse without a policy checks
+// no lengths.)
+std::optional<uint8_t> U8(const nlattr* attr) {
+  if (nla_len(attr) < 1) return std::nullopt;
+  uint8_t v = 0;
+  std::memcpy(&v, nla_data(attr), 1);
+  return v;
+}
+
 // The kernel's struct ieee_ets and DcbEts name their fields alike; one copy
 // serves both directions.
 template <typename From, typename To>
@@ -125,8 +139,14 @@ std::optional<int> ScanDcbMessages(void* buf, size_t len, uint32_t seq,
   for (auto* hdr = static_cast<nlmsghdr*>(buf); nlmsg_ok(hdr, remaining); hdr = nlmsg_next(hdr, &remaining)) {
     if (hdr->nlmsg_seq != seq) continue;
     if (hdr->nlmsg_type == NLMSG_ERROR) {
-      auto* err = static_cast<nlmsgerr*>(nlmsg_data(hdr));
-      return -err->error;
+      // The kernel always sends the whole struct nlmsgerr, with 0 or a
+      // negated errno (-4095..-1). A shorter message has no code to read,
+      // and another value is no errno (and INT_MIN cannot be negated):
+      // both found by tests/fuzz/netlink.
+      if (hdr->nlmsg_len < static_cast<uint32_t>(nlmsg_size(sizeof(nlmsgerr)))) return EBADMSG;
+      const int error = static_cast<const nlmsgerr*>(nlmsg_data(hdr))->error;
+      if (error > 0 || error < -kMaxErrno) return EBADMSG;
+      return -error;
     }
     if (hdr->nlmsg_type == RTM_GETDCB || hdr->nlmsg_type == RTM_SETDCB) on_reply(hdr);
   }
@@ -138,7 +158,9 @@ std::optional<int> ParseSetStatus(nlmsghdr* reply) {
   if (nlmsg_parse(reply, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return std::nullopt;
   if (!tb[DCB_ATTR_IEEE]) return std::nullopt;
   // A u8 holding a negative errno, truncated: read it back as signed.
-  return -static_cast<int8_t>(nla_get_u8(tb[DCB_ATTR_IEEE]));
+  std::optional<uint8_t> status = U8(tb[DCB_ATTR_IEEE]);
+  if (!status) return std::nullopt;
+  return -static_cast<int8_t>(*status);
 }
 
 namespace {
@@ -184,7 +206,7 @@ void ParseIeeeAttrs(nlattr* nested, DcbReading* reading) {
 bool ParseIeeeGetReply(nlmsghdr* reply, DcbReading* reading) {
   nlattr* tb[DCB_ATTR_MAX + 1] = {};
   if (nlmsg_parse(reply, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return false;
-  if (tb[DCB_ATTR_DCBX]) reading->dcbx = nla_get_u8(tb[DCB_ATTR_DCBX]);
+  if (tb[DCB_ATTR_DCBX]) reading->dcbx = U8(tb[DCB_ATTR_DCBX]);
   if (tb[DCB_ATTR_IEEE]) ParseIeeeAttrs(tb[DCB_ATTR_IEEE], reading);
   return true;
 }

@@ -83,7 +83,9 @@ class DcbNetlink {
 // Walks the netlink messages in `buf` (`len` bytes, one recv): DCB replies
 // (RTM_GETDCB, RTM_SETDCB) carrying `seq` go to `on_reply`, others are
 // skipped. Returns the errno of the NLMSG_ERROR for `seq` (0: the ack), or
-// nullopt when the buffer ends without one (the caller reads on).
+// nullopt when the buffer ends without one (the caller reads on); EBADMSG
+// for an NLMSG_ERROR too short to hold its error code, or whose code is no
+// negated errno.
 std::optional<int> ScanDcbMessages(void* buf, size_t len, uint32_t seq,
                                    const std::function<void(nlmsghdr*)>& on_reply);
 
