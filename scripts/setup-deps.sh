@@ -14,6 +14,8 @@ PKGS=(
   rdma-core ibverbs-utils perftest iproute2 ethtool kmod
   # test tools: promtool (metrics format checks), curl (scrapes), systemd-analyze
   prometheus curl systemd python3 python3-yaml
+  # fuzzing: clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer
+  clang libclang-rt-14-dev llvm
 )
 
 if [ "$(id -u)" -ne 0 ]; then
