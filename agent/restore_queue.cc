@@ -10,17 +10,20 @@ using google::protobuf::util::TimeUtil;
 
 void RestoreQueue::LoadAtStartup(const std::optional<roced::v1::AcceptedConfig>& persisted) {
   std::optional<roced::v1::ApplyJournal> journal = dir_->LoadJournal();
-  if (!journal) return;
-  if (journal->for_generation() != 0 && persisted && persisted->generation() >= journal->for_generation()) {
-    // The apply it guarded was accepted before the agent stopped.
-    dir_->RemoveJournal();
-    return;
+  if (journal && !AdoptJournal(*journal, persisted)) dir_->RemoveJournal();
+}
+
+bool RestoreQueue::AdoptJournal(const roced::v1::ApplyJournal& journal,
+                                const std::optional<roced::v1::AcceptedConfig>& persisted) {
+  if (journal.for_generation() != 0 && persisted && persisted->generation() >= journal.for_generation()) {
+    return false;  // the apply it guarded was accepted before the agent stopped
   }
-  LOG_WARNING << "the agent stopped in the middle of an apply (" << journal->reason() << ", started "
-              << TimeUtil::ToString(journal->started_at()) << "); writing back the " << journal->prior_size()
+  LOG_WARNING << "the agent stopped in the middle of an apply (" << journal.reason() << ", started "
+              << TimeUtil::ToString(journal.started_at()) << "); writing back the " << journal.prior_size()
               << " value(s) it had changed before resuming";
   pending_ = reconcile::MergePrior(
-      pending_, std::vector<roced::v1::PriorValue>(journal->prior().begin(), journal->prior().end()));
+      pending_, std::vector<roced::v1::PriorValue>(journal.prior().begin(), journal.prior().end()));
+  return true;
 }
 
 void RestoreQueue::Add(const std::string& reason, const std::vector<roced::v1::PriorValue>& prior) {

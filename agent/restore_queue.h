@@ -27,6 +27,11 @@ class RestoreQueue {
   // pending. One whose apply was accepted (`persisted` holds its generation)
   // is discarded.
   void LoadAtStartup(const std::optional<roced::v1::AcceptedConfig>& persisted);
+  // The decision LoadAtStartup takes over the journal it read: false when
+  // the journal's apply was accepted (the caller removes the journal), else
+  // its values join the pending ones.
+  bool AdoptJournal(const roced::v1::ApplyJournal& journal,
+                    const std::optional<roced::v1::AcceptedConfig>& persisted);
 
   // Journals `prior` merged with what is already pending (the oldest value
   // of each field wins) and makes that the pending set.

@@ -16,31 +16,56 @@
 
 namespace roced::agent {
 
-namespace {
-
-absl::Status WriteJsonFile(const std::string& path, const google::protobuf::Message& message) {
+absl::StatusOr<std::string> StateJson(const google::protobuf::Message& message) {
   std::string json;
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
   auto st = google::protobuf::util::MessageToJsonString(message, &json, opts);
   if (!st.ok()) return absl::InternalError(st.ToString());
-  return util::WriteFileAtomic(path, json);
+  return json;
+}
+
+namespace {
+
+absl::Status WriteJsonFile(const std::string& path, const google::protobuf::Message& message) {
+  absl::StatusOr<std::string> json = StateJson(message);
+  if (!json.ok()) return json.status();
+  return util::WriteFileAtomic(path, *json);
 }
 
 enum class JsonRead { kAbsent, kUnreadable, kOk };
+
+absl::Status ParseJson(const std::string& text, google::protobuf::Message* message) {
+  if (auto st = google::protobuf::util::JsonStringToMessage(text, message); !st.ok()) {
+    return absl::InvalidArgumentError(st.ToString());
+  }
+  return absl::OkStatus();
+}
 
 // Reads `path` into `message`; a file that does not parse is logged.
 JsonRead ReadJsonFile(const std::string& path, google::protobuf::Message* message) {
   auto text = util::ReadFile(path);
   if (!text.ok()) return JsonRead::kAbsent;
-  if (auto st = google::protobuf::util::JsonStringToMessage(*text, message); !st.ok()) {
-    LOG_ERROR << path << " is unreadable (" << st.ToString() << "); ignoring it";
+  if (absl::Status st = ParseJson(*text, message); !st.ok()) {
+    LOG_ERROR << path << " is unreadable (" << st.message() << "); ignoring it";
     return JsonRead::kUnreadable;
   }
   return JsonRead::kOk;
 }
 
 }  // namespace
+
+absl::StatusOr<roced::v1::AcceptedConfig> ParseAcceptedJson(const std::string& text) {
+  roced::v1::AcceptedConfig accepted;
+  if (absl::Status st = ParseJson(text, &accepted); !st.ok()) return st;
+  return accepted;
+}
+
+absl::StatusOr<roced::v1::ApplyJournal> ParseJournalJson(const std::string& text) {
+  roced::v1::ApplyJournal journal;
+  if (absl::Status st = ParseJson(text, &journal); !st.ok()) return st;
+  return journal;
+}
 
 StateDir::StateDir(std::string dir) : dir_(std::move(dir)) {
   if (dir_.empty()) return;

@@ -13,9 +13,19 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "roced/v1/state.pb.h"
 
 namespace roced::agent {
+
+// The contents of accepted.json and apply-journal.json parsed as LoadAccepted
+// and LoadJournal parse a file's text (proto3 JSON; unknown fields are
+// errors). INVALID_ARGUMENT saying why when the text does not parse. Pure.
+absl::StatusOr<roced::v1::AcceptedConfig> ParseAcceptedJson(const std::string& text);
+absl::StatusOr<roced::v1::ApplyJournal> ParseJournalJson(const std::string& text);
+// The text SaveAccepted and WriteJournal write for `message`; INTERNAL when
+// it has no JSON form (a timestamp out of range).
+absl::StatusOr<std::string> StateJson(const google::protobuf::Message& message);
 
 class StateDir {
  public:

@@ -19,6 +19,8 @@ PKGS=(
   # the web config e2e test: certificates made at test time (bcrypt hashes
   # come from python3's crypt module)
   openssl
+  # fuzzing: clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer
+  clang libclang-rt-14-dev llvm
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -4,8 +4,10 @@
 #   2. builds with warnings as errors and runs all ctest labels
 #      (unit, e2e, lab),
 #   3. rebuilds with ASan+UBSan and with TSan and runs the unit and e2e
-#      tests under each.
-# Options: --quick  skip the sanitizer builds (local iteration)
+#      tests under each,
+#   4. builds the libFuzzer targets with clang (ASan+UBSan, build-fuzz) and
+#      runs each for 60 s on its seed corpus (ctest -L fuzz).
+# Options: --quick  skip the sanitizer builds and the fuzzing (local iteration)
 #          --no-lab skip the QEMU lab tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-lab) lab=0 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +60,13 @@ if [ "$quick" = 0 ]; then
   build build-tsan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=thread
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
     sanitized_tests build-tsan
+
+  # Six targets, 60 s each, two at a time: about 3 minutes plus the build.
+  # A finding fails the run; its input is left in build-fuzz/fuzz-artifacts/.
+  step "libFuzzer targets (clang, ASan+UBSan, 60 s each)"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DROCED_WERROR=ON -DROCED_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j"$JOBS" --target roced_fuzz
+  ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$JOBS"
 fi
 
 step "release build and all tests ($labels)"

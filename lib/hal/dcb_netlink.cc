@@ -7,8 +7,11 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +19,20 @@
 
 namespace roced::hal {
 namespace {
+
+// The largest errno the kernel reports (include/linux/err.h, MAX_ERRNO).
+constexpr int kMaxErrno = 4095;
+
+// A u8 attribute's value; nullopt when it has no payload. (nla_get_u8 reads
+// the byte after the header whatever the length: past the message's end
+// for an empty attribute at its end. nlmsg_parse without a policy checks
+// no lengths.)
+std::optional<uint8_t> U8(const nlattr* attr) {
+  if (nla_len(attr) < 1) return std::nullopt;
+  uint8_t v = 0;
+  std::memcpy(&v, nla_data(attr), 1);
+  return v;
+}
 
 // The kernel's struct ieee_ets and DcbEts name their fields alike; one copy
 // serves both directions.
@@ -82,15 +99,7 @@ absl::StatusOr<int> Transact(nl_sock* sock, nl_msg* msg,
       return absl::UnavailableError(absl::StrCat("netlink recv: ", n < 0 ? nl_geterror(n) : "eof"));
     }
     std::unique_ptr<unsigned char, decltype(&free)> owned(buf, &free);
-    int len = n;
-    for (auto* hdr = reinterpret_cast<nlmsghdr*>(buf); nlmsg_ok(hdr, len); hdr = nlmsg_next(hdr, &len)) {
-      if (hdr->nlmsg_seq != seq) continue;
-      if (hdr->nlmsg_type == NLMSG_ERROR) {
-        auto* err = static_cast<nlmsgerr*>(nlmsg_data(hdr));
-        return -err->error;
-      }
-      if (hdr->nlmsg_type == RTM_GETDCB || hdr->nlmsg_type == RTM_SETDCB) on_reply(hdr);
-    }
+    if (std::optional<int> err = ScanDcbMessages(buf, static_cast<size_t>(n), seq, on_reply)) return *err;
   }
 }
 
@@ -109,11 +118,8 @@ absl::Status RunSet(nl_msg* msg, const std::string& what, const std::string& ifn
   int status_byte_err = 0;
   bool saw_status = false;
   auto rc = Transact(sock->get(), msg, [&](nlmsghdr* hdr) {
-    nlattr* tb[DCB_ATTR_MAX + 1] = {};
-    if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return;
-    if (tb[DCB_ATTR_IEEE]) {
-      // A u8 holding a negative errno, truncated: read it back as signed.
-      status_byte_err = -static_cast<int8_t>(nla_get_u8(tb[DCB_ATTR_IEEE]));
+    if (std::optional<int> err = ParseSetStatus(hdr)) {
+      status_byte_err = *err;
       saw_status = true;
     }
   });
@@ -127,6 +133,84 @@ absl::Status RunSet(nl_msg* msg, const std::string& what, const std::string& ifn
 
 }  // namespace
 
+std::optional<int> ScanDcbMessages(void* buf, size_t len, uint32_t seq,
+                                   const std::function<void(nlmsghdr*)>& on_reply) {
+  int remaining = static_cast<int>(std::min<size_t>(len, INT_MAX));
+  for (auto* hdr = static_cast<nlmsghdr*>(buf); nlmsg_ok(hdr, remaining); hdr = nlmsg_next(hdr, &remaining)) {
+    if (hdr->nlmsg_seq != seq) continue;
+    if (hdr->nlmsg_type == NLMSG_ERROR) {
+      // The kernel always sends the whole struct nlmsgerr, with 0 or a
+      // negated errno (-4095..-1). A shorter message has no code to read,
+      // and another value is no errno (and INT_MIN cannot be negated):
+      // both found by tests/fuzz/netlink.
+      if (hdr->nlmsg_len < static_cast<uint32_t>(nlmsg_size(sizeof(nlmsgerr)))) return EBADMSG;
+      const int error = static_cast<const nlmsgerr*>(nlmsg_data(hdr))->error;
+      if (error > 0 || error < -kMaxErrno) return EBADMSG;
+      return -error;
+    }
+    if (hdr->nlmsg_type == RTM_GETDCB || hdr->nlmsg_type == RTM_SETDCB) on_reply(hdr);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> ParseSetStatus(nlmsghdr* reply) {
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (nlmsg_parse(reply, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return std::nullopt;
+  if (!tb[DCB_ATTR_IEEE]) return std::nullopt;
+  // A u8 holding a negative errno, truncated: read it back as signed.
+  std::optional<uint8_t> status = U8(tb[DCB_ATTR_IEEE]);
+  if (!status) return std::nullopt;
+  return -static_cast<int8_t>(*status);
+}
+
+namespace {
+
+void ParseIeeeAttrs(nlattr* nested, DcbReading* reading) {
+  nlattr* ieee[DCB_ATTR_IEEE_MAX + 1] = {};
+  if (nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, nested, nullptr) < 0) return;
+  if (ieee[DCB_ATTR_IEEE_ETS] && nla_len(ieee[DCB_ATTR_IEEE_ETS]) >= static_cast<int>(sizeof(ieee_ets))) {
+    ieee_ets k;
+    std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_ETS]), sizeof(k));
+    DcbEts e;
+    CopyEts(k, &e);
+    reading->ets = e;
+  }
+  if (ieee[DCB_ATTR_IEEE_PFC] && nla_len(ieee[DCB_ATTR_IEEE_PFC]) >= static_cast<int>(sizeof(ieee_pfc))) {
+    ieee_pfc k;
+    std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_PFC]), sizeof(k));
+    DcbPfc p;
+    p.pfc_cap = k.pfc_cap;
+    p.pfc_en = k.pfc_en;
+    p.mbc = k.mbc;
+    p.delay = k.delay;
+    for (int i = 0; i < 8; ++i) {
+      p.requests[i] = k.requests[i];
+      p.indications[i] = k.indications[i];
+    }
+    reading->pfc = p;
+  }
+  if (ieee[DCB_ATTR_IEEE_APP_TABLE]) {
+    nlattr* attr;
+    int rem;
+    nla_for_each_nested(attr, ieee[DCB_ATTR_IEEE_APP_TABLE], rem) {
+      if (nla_type(attr) != DCB_ATTR_IEEE_APP || nla_len(attr) < static_cast<int>(sizeof(dcb_app))) continue;
+      dcb_app app;
+      std::memcpy(&app, nla_data(attr), sizeof(app));
+      reading->apps.push_back({app.selector, app.priority, app.protocol});
+    }
+  }
+}
+
+}  // namespace
+
+bool ParseIeeeGetReply(nlmsghdr* reply, DcbReading* reading) {
+  nlattr* tb[DCB_ATTR_MAX + 1] = {};
+  if (nlmsg_parse(reply, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return false;
+  if (tb[DCB_ATTR_DCBX]) reading->dcbx = U8(tb[DCB_ATTR_DCBX]);
+  if (tb[DCB_ATTR_IEEE]) ParseIeeeAttrs(tb[DCB_ATTR_IEEE], reading);
+  return true;
+}
+
 absl::StatusOr<DcbReading> DcbNetlink::Get(const std::string& ifname) const {
   auto sock = Connect();
   if (!sock.ok()) return sock.status();
@@ -135,44 +219,7 @@ absl::StatusOr<DcbReading> DcbNetlink::Get(const std::string& ifname) const {
   DcbReading reading;
   bool got = false;
   auto rc = Transact(sock->get(), msg.get(), [&](nlmsghdr* hdr) {
-    nlattr* tb[DCB_ATTR_MAX + 1] = {};
-    if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return;
-    got = true;
-    if (tb[DCB_ATTR_DCBX]) reading.dcbx = nla_get_u8(tb[DCB_ATTR_DCBX]);
-    if (!tb[DCB_ATTR_IEEE]) return;
-    nlattr* ieee[DCB_ATTR_IEEE_MAX + 1] = {};
-    if (nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, tb[DCB_ATTR_IEEE], nullptr) < 0) return;
-    if (ieee[DCB_ATTR_IEEE_ETS] && nla_len(ieee[DCB_ATTR_IEEE_ETS]) >= static_cast<int>(sizeof(ieee_ets))) {
-      ieee_ets k;
-      std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_ETS]), sizeof(k));
-      DcbEts e;
-      CopyEts(k, &e);
-      reading.ets = e;
-    }
-    if (ieee[DCB_ATTR_IEEE_PFC] && nla_len(ieee[DCB_ATTR_IEEE_PFC]) >= static_cast<int>(sizeof(ieee_pfc))) {
-      ieee_pfc k;
-      std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_PFC]), sizeof(k));
-      DcbPfc p;
-      p.pfc_cap = k.pfc_cap;
-      p.pfc_en = k.pfc_en;
-      p.mbc = k.mbc;
-      p.delay = k.delay;
-      for (int i = 0; i < 8; ++i) {
-        p.requests[i] = k.requests[i];
-        p.indications[i] = k.indications[i];
-      }
-      reading.pfc = p;
-    }
-    if (ieee[DCB_ATTR_IEEE_APP_TABLE]) {
-      nlattr* attr;
-      int rem;
-      nla_for_each_nested(attr, ieee[DCB_ATTR_IEEE_APP_TABLE], rem) {
-        if (nla_type(attr) != DCB_ATTR_IEEE_APP || nla_len(attr) < static_cast<int>(sizeof(dcb_app))) continue;
-        dcb_app app;
-        std::memcpy(&app, nla_data(attr), sizeof(app));
-        reading.apps.push_back({app.selector, app.priority, app.protocol});
-      }
-    }
+    if (ParseIeeeGetReply(hdr, &reading)) got = true;
   });
   if (!rc.ok()) return rc.status();
   if (*rc != 0) return KernelError(*rc, "DCB_CMD_IEEE_GET", ifname);

@@ -12,11 +12,14 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+
+struct nlmsghdr;
 
 namespace roced::hal {
 
@@ -71,5 +74,29 @@ class DcbNetlink {
   // Deletes entries (DCB_CMD_IEEE_DEL).
   absl::Status DelApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
 };
+
+// What the kernel sends back, parsed from the bytes alone (Get and the
+// setters use these on every recv; tests and the fuzz target hand them
+// arbitrary bytes). Nothing here trusts a length it has not checked against
+// the buffer.
+//
+// Walks the netlink messages in `buf` (`len` bytes, one recv): DCB replies
+// (RTM_GETDCB, RTM_SETDCB) carrying `seq` go to `on_reply`, others are
+// skipped. Returns the errno of the NLMSG_ERROR for `seq` (0: the ack), or
+// nullopt when the buffer ends without one (the caller reads on); EBADMSG
+// for an NLMSG_ERROR too short to hold its error code, or whose code is no
+// negated errno.
+std::optional<int> ScanDcbMessages(void* buf, size_t len, uint32_t seq,
+                                   const std::function<void(nlmsghdr*)>& on_reply);
+
+// Fills `reading` from a DCB_CMD_IEEE_GET reply: what of ETS, PFC, the app
+// table and the DCBX mode it carries (an attribute too short for its
+// struct is left out). False when the message is not a DCB message.
+bool ParseIeeeGetReply(nlmsghdr* reply, DcbReading* reading);
+
+// The driver's status byte in a SET/DEL reply (DCB_ATTR_IEEE: a negative
+// errno truncated to u8) as a positive errno, 0 for success; nullopt when
+// the reply carries none.
+std::optional<int> ParseSetStatus(nlmsghdr* reply);
 
 }  // namespace roced::hal

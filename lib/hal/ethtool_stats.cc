@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -73,10 +74,15 @@ absl::StatusOr<std::vector<std::string>> EthtoolStats::FetchNames(const std::str
                                                " statistics (changing?)"));
   }
   const char* data = reinterpret_cast<const char*>(storage.data()) + sizeof(ethtool_gstrings);
+  return DecodeStatNames(data, storage.size() * sizeof(uint64_t) - sizeof(ethtool_gstrings), count);
+}
+
+std::vector<std::string> DecodeStatNames(const char* data, size_t size, uint32_t count) {
+  const size_t n = std::min<size_t>(count, size / ETH_GSTRING_LEN);
   std::vector<std::string> names;
-  names.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    const char* name = data + static_cast<size_t>(i) * ETH_GSTRING_LEN;
+  names.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const char* name = data + i * ETH_GSTRING_LEN;
     names.emplace_back(name, strnlen(name, ETH_GSTRING_LEN));
   }
   return names;

@@ -92,6 +92,12 @@ struct PfcStatName {
   std::optional<uint32_t> priority;
 };
 
+// The names in an ETHTOOL_GSTRINGS reply's data (`size` bytes after the
+// header): `count` fixed-width entries of ETH_GSTRING_LEN bytes, each cut
+// at its first NUL (a name filling its entry has none). Only as many
+// entries as `size` holds whole are read.
+std::vector<std::string> DecodeStatNames(const char* data, size_t size, uint32_t count);
+
 // Parses an mlx5 statistic name; nullopt for every other statistic
 // (including rx_prio8_pause and other out-of-range priorities).
 std::optional<PfcStatName> ParsePfcStatName(absl::string_view name);

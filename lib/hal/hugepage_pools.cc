@@ -1,11 +1,20 @@
 #include "hal/hugepage_pools.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "util/fs.h"
 
 namespace roced::hal {
+
+std::optional<uint64_t> ParseHugepageDirName(absl::string_view name) {
+  uint64_t kb = 0;
+  if (!absl::ConsumePrefix(&name, "hugepages-") || !absl::ConsumeSuffix(&name, "kB") ||
+      !absl::SimpleAtoi(name, &kb)) {
+    return std::nullopt;
+  }
+  return kb;
+}
 
 std::string HugepagePools::NodeWideRoot() const { return absl::StrCat(paths_.sysfs, "/kernel/mm/hugepages"); }
 
@@ -39,13 +48,10 @@ std::map<uint64_t, uint64_t> HugepagePools::NodeWide() const {
   std::map<uint64_t, uint64_t> pools;
   auto names = util::ListDir(NodeWideRoot());
   if (!names.ok()) return pools;
-  for (const std::string& name : *names) {  // hugepages-2048kB
-    uint64_t kb = 0;
-    if (!absl::StartsWith(name, "hugepages-") || !absl::EndsWith(name, "kB") ||
-        !absl::SimpleAtoi(name.substr(10, name.size() - 12), &kb)) {
-      continue;
-    }
-    if (auto pages = Get(kb, -1); pages.ok()) pools[kb] = *pages;
+  for (const std::string& name : *names) {
+    std::optional<uint64_t> kb = ParseHugepageDirName(name);
+    if (!kb) continue;
+    if (auto pages = Get(*kb, -1); pages.ok()) pools[*kb] = *pages;
   }
   return pools;
 }

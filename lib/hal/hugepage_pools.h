@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "hal/paths.h"
 
 namespace roced::hal {
@@ -37,5 +39,9 @@ class HugepagePools {
 
   Paths paths_;
 };
+
+// The page size (kB) of a pool directory's name ("hugepages-2048kB" ->
+// 2048); nullopt for any other name.
+std::optional<uint64_t> ParseHugepageDirName(absl::string_view name);
 
 }  // namespace roced::hal

@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -62,6 +64,19 @@ void LinkMonitor::Stop() {
   fd_ = wake_fd_ = -1;
 }
 
+LinkEvents ScanLinkEvents(const void* buf, size_t len) {
+  LinkEvents out;
+  ssize_t remaining = static_cast<ssize_t>(std::min<size_t>(len, SSIZE_MAX));
+  for (auto* nh = static_cast<const nlmsghdr*>(buf); NLMSG_OK(nh, remaining); nh = NLMSG_NEXT(nh, remaining)) {
+    ++out.messages;
+    if (!out.first_reason.empty()) continue;
+    out.first_reason = nh->nlmsg_type == RTM_SETDCB || nh->nlmsg_type == RTM_GETDCB
+                           ? "dcb change"
+                           : absl::StrCat("link change (", nh->nlmsg_type == RTM_NEWLINK ? "new" : "del", "link)");
+  }
+  return out;
+}
+
 void LinkMonitor::Run() {
   char buf[16384];
   int pending_ms = -1;  // -1: nothing pending
@@ -92,15 +107,9 @@ void LinkMonitor::Run() {
           }
           break;
         }
-        for (auto* nh = reinterpret_cast<struct nlmsghdr*>(buf); NLMSG_OK(nh, n);
-             nh = NLMSG_NEXT(nh, n)) {
-          events_.fetch_add(1);
-          if (reason.empty()) {
-            reason = nh->nlmsg_type == RTM_SETDCB || nh->nlmsg_type == RTM_GETDCB
-                         ? "dcb change"
-                         : absl::StrCat("link change (", nh->nlmsg_type == RTM_NEWLINK ? "new" : "del", "link)");
-          }
-        }
+        LinkEvents seen = ScanLinkEvents(buf, static_cast<size_t>(n));
+        events_.fetch_add(seen.messages);
+        if (reason.empty()) reason = seen.first_reason;
       }
       pending_ms = static_cast<int>(absl::ToInt64Milliseconds(debounce_));
     }

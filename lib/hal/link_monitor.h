@@ -8,6 +8,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
@@ -45,5 +47,16 @@ class LinkMonitor {
   std::thread thread_;
   std::atomic<uint64_t> events_{0};
 };
+
+// What one recv() of the monitor's socket holds: how many netlink messages
+// (each counts as an event), and the first one's reason for the callback
+// ("dcb change", "link change (newlink)", "link change (dellink)"; empty
+// when there are none). Pure over the bytes; a truncated message ends the
+// walk.
+struct LinkEvents {
+  uint64_t messages = 0;
+  std::string first_reason;
+};
+LinkEvents ScanLinkEvents(const void* buf, size_t len);
 
 }  // namespace roced::hal

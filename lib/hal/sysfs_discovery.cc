@@ -67,17 +67,6 @@ bool AllHex(absl::string_view s) {
   });
 }
 
-// dddd:bb:dd.f. The domain may be wider than four digits (VMD domains are
-// 10000 and up).
-bool LooksLikePciBdf(absl::string_view name) {
-  std::vector<absl::string_view> parts = absl::StrSplit(name, ':');
-  if (parts.size() != 3) return false;
-  std::pair<absl::string_view, absl::string_view> dev_fn =
-      absl::StrSplit(parts[2], absl::MaxSplits('.', 1));
-  return parts[0].size() >= 4 && AllHex(parts[0]) && parts[1].size() == 2 && AllHex(parts[1]) &&
-         dev_fn.first.size() == 2 && AllHex(dev_fn.first) && dev_fn.second.size() == 1 &&
-         dev_fn.second[0] >= '0' && dev_fn.second[0] <= '7';
-}
 
 // Entries of a sysfs table directory (ports/, gids/) whose names are
 // numbers, in numeric order: ListDir's lexical order would put 10 before 2.
@@ -179,10 +168,7 @@ Port ReadPort(const std::string& sysfs, const std::string& dev_dir, const RdmaDe
   Port port;
   port.set_number(number);
   port.set_state(ParsePortState(ReadAttr(port_dir + "/state")));
-  std::string phys_state = ReadAttr(port_dir + "/phys_state");
-  std::pair<absl::string_view, absl::string_view> phys =
-      absl::StrSplit(phys_state, absl::MaxSplits(": ", 1));
-  port.set_phys_state(std::string(phys.second.empty() ? phys.first : phys.second));
+  port.set_phys_state(ParsePhysState(ReadAttr(port_dir + "/phys_state")));
   port.set_link_layer(ReadAttr(port_dir + "/link_layer"));
   port.set_rate_gbps(ParseRateGbps(ReadAttr(port_dir + "/rate")));
   ReadGids(port_dir, &port);
@@ -293,6 +279,22 @@ uint32_t RoceMtuForNetdevMtu(uint32_t netdev_mtu) {
     if (room >= ib_mtu) return ib_mtu;
   }
   return 0;
+}
+
+// The domain may be wider than four digits (VMD domains are 10000 and up).
+bool LooksLikePciBdf(absl::string_view name) {
+  std::vector<absl::string_view> parts = absl::StrSplit(name, ':');
+  if (parts.size() != 3) return false;
+  std::pair<absl::string_view, absl::string_view> dev_fn =
+      absl::StrSplit(parts[2], absl::MaxSplits('.', 1));
+  return parts[0].size() >= 4 && AllHex(parts[0]) && parts[1].size() == 2 && AllHex(parts[1]) &&
+         dev_fn.first.size() == 2 && AllHex(dev_fn.first) && dev_fn.second.size() == 1 &&
+         dev_fn.second[0] >= '0' && dev_fn.second[0] <= '7';
+}
+
+std::string ParsePhysState(const std::string& text) {
+  std::pair<absl::string_view, absl::string_view> phys = absl::StrSplit(text, absl::MaxSplits(": ", 1));
+  return std::string(phys.second.empty() ? phys.first : phys.second);
 }
 
 double ParsePcieSpeedGts(const std::string& text) { return ParseLeadingNumber(text, "GT/s"); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "hal/paths.h"
 #include "roced/v1/state.pb.h"
 
@@ -45,6 +46,14 @@ double ParsePcieSpeedGts(const std::string& text);
 // Parses a port "rate" file ("100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)")
 // into Gb/s; 0 when unknown.
 double ParseRateGbps(const std::string& text);
+
+// Parses a port "phys_state" file ("5: LinkUp") to its name ("LinkUp");
+// text without a "N: " prefix is returned whole.
+std::string ParsePhysState(const std::string& text);
+
+// Whether a device link's target names a PCI function: dddd:bb:dd.f in hex
+// (as the `device` link of a PCI NIC ends), function 0-7.
+bool LooksLikePciBdf(absl::string_view name);
 
 // Parses a port "state" file ("4: ACTIVE").
 roced::v1::PortState ParsePortState(const std::string& text);

@@ -19,6 +19,7 @@
 #include "google/protobuf/reflection.h"
 #include "model/config_limits.h"
 #include "util/escape.h"
+#include "util/utf8.h"
 #include "util/proto_time.h"
 
 namespace roced::model {
@@ -273,6 +274,13 @@ class Decoder {
         return true;
       }
       case FieldDescriptor::CPPTYPE_STRING:
+        // proto3 strings must be UTF-8: a config holding other bytes would
+        // not survive GetState or the state directory (found by
+        // tests/fuzz/config_yaml).
+        if (field->type() == FieldDescriptor::TYPE_STRING && !util::IsValidUtf8(text)) {
+          Error(value, path, absl::StrCat(util::Quoted(text), " is not valid UTF-8"));
+          return false;
+        }
         rep ? refl->AddString(msg, field, text) : refl->SetString(msg, field, text);
         return true;
       case FieldDescriptor::CPPTYPE_ENUM: {

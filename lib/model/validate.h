@@ -22,7 +22,8 @@ inline constexpr uint32_t kMaxMtu = 9978;
 // meant, e.g. a PFC priority no DSCP maps to under DSCP trust). `positions`
 // (may be null) adds YAML line/column to each issue. At most
 // config_limits::kMaxIssues are appended, then one saying how many more
-// there were; a config over a count cap gets only the cap errors.
+// there were; a config over a count cap gets only the cap errors (besides
+// those of its top-level apiVersion, kind and mode).
 void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positions,
                     std::vector<roced::v1::ValidationIssue>* issues);
 

@@ -1,6 +1,7 @@
 #include "reconcile/fields.h"
 
 #include <array>
+#include <limits>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -167,6 +168,10 @@ struct Entry {
   bool disruptive = false;
   bool partial = false;
   const char* note = "";
+  // Numbers only: the largest value the field holds. A journal entry above
+  // it is malformed and ignored, as the other codecs ignore theirs (written
+  // back, it would be cut to the setter's type: MTU 2^32+1500 as 1500).
+  uint64_t max_number = std::numeric_limits<uint64_t>::max();
   // Null for pool fields.
   std::function<std::optional<T>(const InterfaceConfig&, const InterfaceObserved&)> desired = nullptr;
   std::function<std::optional<T>(const InterfaceObserved*, const std::optional<uint64_t>&)> observe = nullptr;
@@ -191,6 +196,18 @@ template <typename T>
 std::optional<Value> Wrap(const std::optional<T>& v) {
   if (!v) return std::nullopt;
   return Value(*v);
+}
+
+// A journal value, or nullopt when a number is above `max` (other values
+// have no such bound).
+template <typename T>
+std::optional<T> WithinMax(std::optional<T> v, uint64_t max) {
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    if (v && *v > max) return std::nullopt;
+  } else {
+    static_cast<void>(max);
+  }
+  return v;
 }
 
 template <typename T>
@@ -221,7 +238,9 @@ FieldSpec Erase(Entry<T> e) {
       .to_prior = [](const Value& v, PriorValue* p) {
         if (const T* t = std::get_if<T>(&v)) Codec<T>::ToPrior(*t, p);
       },
-      .from_prior = [](const PriorValue& p) { return Wrap(Codec<T>::FromPrior(p)); },
+      .from_prior = [max = e.max_number](const PriorValue& p) {
+        return Wrap(WithinMax(Codec<T>::FromPrior(p), max));
+      },
       .write = [w = e.write](NodeIo& io, const Target* t, const HugepagePool& pool, const Value& from,
                              const Value& to) {
         const T* f = std::get_if<T>(&from);
@@ -252,6 +271,7 @@ FieldSpec MtuField() {
       .scope = Scope::kNetdev,
       .disruptive = true,
       .note = "an MTU change can reset the link on some NICs",
+      .max_number = std::numeric_limits<uint32_t>::max(),
       .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
         if (!c.has_mtu()) return std::nullopt;
         return c.mtu();
@@ -352,6 +372,7 @@ FieldSpec EcnField(bool np) {
       .field = np ? Field::kEcnNp : Field::kEcnRp,
       .path = np ? "qos.ecn.np_priorities" : "qos.ecn.rp_priorities",
       .scope = Scope::kNetdev,
+      .max_number = 0xff,
       .desired = [np](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
         if (!c.has_qos() || !c.qos().has_ecn()) return std::nullopt;
         return MaskOf(np ? c.qos().ecn().np_priorities() : c.qos().ecn().rp_priorities());
@@ -372,6 +393,7 @@ FieldSpec RoceModeField() {
       .field = Field::kRoceMode,
       .path = "roce.default_mode",
       .scope = Scope::kRdmaPort,
+      .max_number = roced::v1::ROCE_MODE_V2,
       .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
         if (!c.has_roce() || c.roce().default_mode() == roced::v1::ROCE_MODE_UNSPECIFIED) return std::nullopt;
         return static_cast<uint64_t>(c.roce().default_mode());
@@ -388,6 +410,7 @@ FieldSpec RoceTosField() {
       .field = Field::kRoceTos,
       .path = "roce.default_tos",
       .scope = Scope::kRdmaPort,
+      .max_number = 0xff,
       .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
         if (!c.has_roce() || !c.roce().has_default_tos()) return std::nullopt;
         return c.roce().default_tos();

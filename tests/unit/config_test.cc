@@ -9,6 +9,7 @@
 #include "model/match.h"
 #include "model/validate.h"
 #include "util/fs.h"
+#include "util/utf8.h"
 
 namespace roced::model {
 namespace {
@@ -232,9 +233,36 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BadDurationSyntax", "reconcile: {interval: soon}\n",
                 {"reconcile.interval", "expected a duration"}},
         BadCase{"DuplicateKey", "mode: enforce\nmode: observe\n", {"mode", "given twice"}},
+        // Found by tests/fuzz/config_yaml: raw Latin-1 bytes went into a
+        // proto3 string, which GetState and accepted.json cannot carry.
+        BadCase{"StringNotUtf8", "interfaces:\n  - match: {rdma_device: rxe\xe4\xe4" "0}\n",
+                {"interfaces[0].match.rdma_device", "'rxe\\xe4\\xe40' is not valid UTF-8"}},
         BadCase{"NotAMapping", "- a\n- b\n", {"must be a mapping"}, true},
         BadCase{"YamlSyntaxError", "apiVersion: roced/v1\nkind: [NodeConfig\n", {"YAML syntax error"}, true}),
     [](const ::testing::TestParamInfo<BadCase>& tpi) { return std::string(tpi.param.name); });
+
+TEST(ConfigDecode, Utf8StringsDecode) {
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto decoded = DecodeYamlConfig(std::string(kHeader) + "probes:\n  peers: [{name: n\u0153ud-\u00e9, address: 'h:1'}]\n",
+                                  &issues);
+  ASSERT_TRUE(decoded.ok()) << FormatIssues("cfg.yaml", issues);
+  EXPECT_EQ(decoded->config.probes().peers(0).name(), "n\u0153ud-\u00e9");
+}
+
+TEST(Utf8, WellFormedIsAcceptedAndEveryIllFormedKindRefused) {
+  EXPECT_TRUE(util::IsValidUtf8(""));
+  EXPECT_TRUE(util::IsValidUtf8("eth0"));
+  EXPECT_TRUE(util::IsValidUtf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"));  // é € U+1F600
+  EXPECT_TRUE(util::IsValidUtf8("\xf4\x8f\xbf\xbf"));                       // U+10FFFF
+  EXPECT_FALSE(util::IsValidUtf8("rxe\xe4"));               // Latin-1 byte, truncated sequence
+  EXPECT_FALSE(util::IsValidUtf8("\x80"));                  // stray continuation byte
+  EXPECT_FALSE(util::IsValidUtf8("\xc0\xaf"));              // overlong '/'
+  EXPECT_FALSE(util::IsValidUtf8("\xe0\x80\xaf"));          // overlong, three bytes
+  EXPECT_FALSE(util::IsValidUtf8("\xed\xa0\x80"));          // surrogate U+D800
+  EXPECT_FALSE(util::IsValidUtf8("\xf4\x90\x80\x80"));      // above U+10FFFF
+  EXPECT_FALSE(util::IsValidUtf8("\xf8\x88\x80\x80\x80"));  // five-byte form
+  EXPECT_FALSE(util::IsValidUtf8("\xc3"));                  // cut short
+}
 
 TEST(ConfigLoad, MissingFileIsNotFound) {
   auto c = LoadConfigFile("/nonexistent/roced.yaml", nullptr);

@@ -1,0 +1,5 @@
+
+roced/v1
+NodeConfig"
+
+eth0

@@ -1,0 +1,6 @@
+
+roced/v1
+NodeConfig"
+
+eth0*
+

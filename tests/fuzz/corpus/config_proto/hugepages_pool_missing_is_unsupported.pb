@@ -1,0 +1,4 @@
+
+roced/v1
+NodeConfig*	
+1Gi

@@ -1,0 +1,4 @@
+
+roced/v1
+NodeConfig"
+rxe0¨F

@@ -1,0 +1,3 @@
+
+roced/v1
+NodeConfig

@@ -1,0 +1,225 @@
+// The parsers of lib/hal over the bytes the kernel hands back (netlink
+// replies and notifications, ethtool string sets, sysfs names and values):
+// what they read from well-formed input, and that malformed input is
+// refused instead of read past. The malformed cases are inputs
+// tests/fuzz/netlink found; they are kept in tests/fuzz/corpus/netlink.
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hal/dcb_netlink.h"
+#include "hal/ethtool_stats.h"
+#include "hal/hugepage_pools.h"
+#include "hal/link_monitor.h"
+#include "hal/sysfs_discovery.h"
+
+namespace roced::hal {
+namespace {
+
+using ::testing::ElementsAre;
+
+// Netlink messages laid out by hand, as the kernel writes them.
+class NetlinkBytes {
+ public:
+  // Starts a message; Attr() appends to it, End() fixes its length.
+  NetlinkBytes& Msg(uint16_t type, uint32_t seq) {
+    start_ = bytes_.size();
+    nlmsghdr h{};
+    h.nlmsg_type = type;
+    h.nlmsg_seq = seq;
+    Append(&h, sizeof(h));
+    return *this;
+  }
+  NetlinkBytes& Dcb(uint8_t cmd) {
+    dcbmsg d{};
+    d.cmd = cmd;
+    return Append(&d, sizeof(d));
+  }
+  NetlinkBytes& Attr(uint16_t type, const void* data, size_t size) {
+    nlattr a{};
+    a.nla_len = static_cast<uint16_t>(sizeof(a) + size);
+    a.nla_type = type;
+    Append(&a, sizeof(a));
+    Append(data, size);
+    bytes_.resize((bytes_.size() + 3) & ~size_t{3});
+    return *this;
+  }
+  NetlinkBytes& Append(const void* data, size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    bytes_.insert(bytes_.end(), p, p + size);
+    return *this;
+  }
+  // Sets the message's length to what was appended (or `len`).
+  NetlinkBytes& End(size_t len = 0) {
+    const uint32_t n = static_cast<uint32_t>(len != 0 ? len : bytes_.size() - start_);
+    std::memcpy(bytes_.data() + start_, &n, sizeof(n));
+    return *this;
+  }
+  std::vector<unsigned char>& bytes() { return bytes_; }
+
+ private:
+  std::vector<unsigned char> bytes_;
+  size_t start_ = 0;
+};
+
+std::optional<int> Scan(std::vector<unsigned char>& bytes, std::vector<uint16_t>* replies = nullptr) {
+  return ScanDcbMessages(bytes.data(), bytes.size(), 7, [&](nlmsghdr* h) {
+    if (replies != nullptr) replies->push_back(h->nlmsg_type);
+  });
+}
+
+TEST(ScanDcbMessages, HandsOverRepliesToTheRequestAndReturnsTheAck) {
+  NetlinkBytes nl;
+  nl.Msg(RTM_GETDCB, 6).Dcb(DCB_CMD_IEEE_GET).End();  // another request's
+  nl.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).End();
+  nlmsgerr ack{};
+  nl.Msg(NLMSG_ERROR, 7).Append(&ack, sizeof(ack)).End();
+  std::vector<uint16_t> replies;
+  EXPECT_EQ(Scan(nl.bytes(), &replies), 0);
+  EXPECT_THAT(replies, ElementsAre(RTM_GETDCB));
+}
+
+TEST(ScanDcbMessages, ReturnsTheKernelsErrnoAndNothingWithoutAnAck) {
+  NetlinkBytes nl;
+  nlmsgerr err{};
+  err.error = -EOPNOTSUPP;
+  nl.Msg(NLMSG_ERROR, 7).Append(&err, sizeof(err)).End();
+  EXPECT_EQ(Scan(nl.bytes()), EOPNOTSUPP);
+
+  NetlinkBytes reply_only;
+  reply_only.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).End();
+  EXPECT_EQ(Scan(reply_only.bytes()), std::nullopt);
+}
+
+TEST(ScanDcbMessages, ErrorMessageTooShortForItsCodeIsABadMessageNotAnAck) {
+  // A bare header claims to be the NLMSG_ERROR; the zeros after it are not
+  // part of it. Read as its code they would have made it an ack.
+  NetlinkBytes nl;
+  nl.Msg(NLMSG_ERROR, 7).End();
+  const uint32_t zeros[5] = {};
+  nl.Append(zeros, sizeof(zeros));
+  EXPECT_EQ(Scan(nl.bytes()), EBADMSG);
+}
+
+TEST(ScanDcbMessages, ErrorCodeThatIsNoNegatedErrnoIsABadMessage) {
+  for (int code : {INT_MIN, -4096, 1}) {
+    NetlinkBytes nl;
+    nlmsgerr err{};
+    err.error = code;
+    nl.Msg(NLMSG_ERROR, 7).Append(&err, sizeof(err)).End();
+    EXPECT_EQ(Scan(nl.bytes()), EBADMSG) << code;
+  }
+}
+
+TEST(ParseIeeeGetReply, ReadsEtsPfcAppTableAndDcbx) {
+  NetlinkBytes ieee;
+  ieee_ets ets{};
+  ets.tc_tx_bw[0] = ets.tc_tx_bw[1] = 50;
+  ets.prio_tc[3] = 1;
+  ieee.Attr(DCB_ATTR_IEEE_ETS, &ets, sizeof(ets));
+  ieee_pfc pfc{};
+  pfc.pfc_en = 1 << 3;
+  pfc.requests[3] = 12;
+  ieee.Attr(DCB_ATTR_IEEE_PFC, &pfc, sizeof(pfc));
+  NetlinkBytes table;
+  dcb_app app{};
+  app.selector = IEEE_8021QAZ_APP_SEL_DSCP;
+  app.priority = 3;
+  app.protocol = 26;
+  table.Attr(DCB_ATTR_IEEE_APP, &app, sizeof(app));
+  ieee.Attr(DCB_ATTR_IEEE_APP_TABLE, table.bytes().data(), table.bytes().size());
+
+  NetlinkBytes nl;
+  const uint8_t dcbx = DCB_CAP_DCBX_VER_IEEE;
+  nl.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET);
+  nl.Attr(DCB_ATTR_IEEE, ieee.bytes().data(), ieee.bytes().size()).Attr(DCB_ATTR_DCBX, &dcbx, 1).End();
+  DcbReading r;
+  ASSERT_TRUE(ParseIeeeGetReply(reinterpret_cast<nlmsghdr*>(nl.bytes().data()), &r));
+  ASSERT_TRUE(r.ets && r.pfc);
+  EXPECT_EQ(r.ets->tc_tx_bw[1], 50);
+  EXPECT_EQ(r.ets->prio_tc[3], 1);
+  EXPECT_EQ(r.pfc->pfc_en, 1 << 3);
+  EXPECT_EQ(r.pfc->requests[3], 12u);
+  EXPECT_THAT(r.apps, ElementsAre(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}));
+  EXPECT_EQ(r.dcbx, DCB_CAP_DCBX_VER_IEEE);
+}
+
+TEST(ParseIeeeGetReply, EmptyDcbxAttributeIsLeftOutNotReadPastTheMessage) {
+  NetlinkBytes nl;
+  nl.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).Attr(DCB_ATTR_DCBX, nullptr, 0).End();
+  const uint8_t next = 0x5a;  // what follows the message in the buffer
+  nl.Append(&next, 1);
+  DcbReading r;
+  ASSERT_TRUE(ParseIeeeGetReply(reinterpret_cast<nlmsghdr*>(nl.bytes().data()), &r));
+  EXPECT_EQ(r.dcbx, std::nullopt);
+}
+
+TEST(ParseSetStatus, ReadsTheDriversStatusByteAsAPositiveErrno) {
+  NetlinkBytes refused;
+  const uint8_t einval = static_cast<uint8_t>(-EINVAL);
+  refused.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_SET).Attr(DCB_ATTR_IEEE, &einval, 1).End();
+  EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(refused.bytes().data())), EINVAL);
+
+  NetlinkBytes empty;
+  empty.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_SET).Attr(DCB_ATTR_IEEE, nullptr, 0).End();
+  const uint8_t next = 0xea;
+  empty.Append(&next, 1);
+  EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(empty.bytes().data())), std::nullopt);
+}
+
+TEST(ScanLinkEvents, CountsMessagesAndNamesTheFirst) {
+  NetlinkBytes nl;
+  ifinfomsg ifi{};
+  nl.Msg(RTM_SETDCB, 0).Dcb(DCB_CMD_IEEE_SET).End();
+  nl.Msg(RTM_NEWLINK, 0).Append(&ifi, sizeof(ifi)).End();
+  LinkEvents events = ScanLinkEvents(nl.bytes().data(), nl.bytes().size());
+  EXPECT_EQ(events.messages, 2u);
+  EXPECT_EQ(events.first_reason, "dcb change");
+
+  NetlinkBytes del;
+  del.Msg(RTM_DELLINK, 0).Append(&ifi, sizeof(ifi)).End();
+  EXPECT_EQ(ScanLinkEvents(del.bytes().data(), del.bytes().size()).first_reason, "link change (dellink)");
+  // A message longer than what was received ends the walk.
+  del.End(4096);
+  EXPECT_EQ(ScanLinkEvents(del.bytes().data(), del.bytes().size()).messages, 0u);
+}
+
+TEST(DecodeStatNames, CutsEachFixedWidthEntryAtItsNul) {
+  std::string data(3 * 32, '\0');
+  data.replace(0, 14, "rx_prio3_pause");
+  data.replace(32, 32, std::string(32, 'x'));  // fills its entry: no NUL
+  data.replace(64, 3, "tx_");
+  EXPECT_THAT(DecodeStatNames(data.data(), data.size(), 3),
+              ElementsAre("rx_prio3_pause", std::string(32, 'x'), "tx_"));
+  // Only whole entries are read.
+  EXPECT_THAT(DecodeStatNames(data.data(), 40, 3), ElementsAre("rx_prio3_pause"));
+}
+
+TEST(ParseHugepageDirName, ReadsThePageSizeOfPoolDirectoriesOnly) {
+  EXPECT_EQ(ParseHugepageDirName("hugepages-2048kB"), 2048u);
+  EXPECT_EQ(ParseHugepageDirName("hugepages-1048576kB"), 1048576u);
+  EXPECT_EQ(ParseHugepageDirName("hugepages-kB"), std::nullopt);
+  EXPECT_EQ(ParseHugepageDirName("hugepages-2048MB"), std::nullopt);
+  EXPECT_EQ(ParseHugepageDirName("xhugepages-2048kB"), std::nullopt);
+}
+
+TEST(SysfsText, PhysStateNameAndPciAddress) {
+  EXPECT_EQ(ParsePhysState("5: LinkUp"), "LinkUp");
+  EXPECT_EQ(ParsePhysState("Disabled"), "Disabled");
+  EXPECT_TRUE(LooksLikePciBdf("0000:3b:00.0"));
+  EXPECT_TRUE(LooksLikePciBdf("10000:01:00.7"));  // VMD domain
+  EXPECT_FALSE(LooksLikePciBdf("0000:3b:00.8"));
+  EXPECT_FALSE(LooksLikePciBdf("mlx5_core.sf.2"));
+}
+
+}  // namespace
+}  // namespace roced::hal
