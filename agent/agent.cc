@@ -6,6 +6,7 @@
 #include "agent/config_lifecycle.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
+#include "hal/hugepage_pools.h"
 #include "model/validate.h"
 #include "reconcile/journal.h"
 #include "reconcile/plan.h"
@@ -112,8 +113,28 @@ absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> Agent::ReadConfigFileRe
     SetComponentHealth("config", false, "last load rejected; previous config in force");
     return file.status();
   }
-  if (*file) metrics_.config_loads->Add({{"result", "success"}}).Increment();
+  if (*file) {
+    if (absl::Status fits = CheckFitsNode((*file)->config()); !fits.ok()) {
+      const absl::Status rejected = absl::InvalidArgumentError(
+          absl::StrCat(options_.config_path, ": ", fits.message()));
+      metrics_.config_loads->Add({{"result", "error"}}).Increment();
+      RecordConfigError(std::string(rejected.message()));
+      SetComponentHealth("config", false, "last load rejected; previous config in force");
+      return rejected;
+    }
+    metrics_.config_loads->Add({{"result", "success"}}).Increment();
+  }
   return file;
+}
+
+absl::Status Agent::CheckFitsNode(const roced::v1::NodeConfig& config) const {
+  if (config.hugepages().empty()) return absl::OkStatus();
+  absl::StatusOr<uint64_t> memory = hal::MemTotalBytes(options_.paths);
+  if (!memory.ok()) {
+    LOG_WARNING << "hugepage reservations not checked against the node's memory: " << memory.status().message();
+    return absl::OkStatus();
+  }
+  return model::CheckHugepagesFitMemory(config, *memory);
 }
 
 absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> Agent::ResolveStartupLocked(
@@ -165,6 +186,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v
   if (model::HasErrors(issues)) {
     return absl::InvalidArgumentError(absl::StrCat("config rejected: ", model::ErrorSummary(issues)));
   }
+  RETURN_IF_ERROR(CheckFitsNode(request.config()));
   absl::Duration confirm = FromProto(request.confirm_timeout());
   if (confirm < absl::ZeroDuration() || confirm > absl::Hours(24)) {
     return absl::InvalidArgumentError("confirm_timeout: allowed 0 (none) to 24h");

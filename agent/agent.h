@@ -146,6 +146,10 @@ class Agent {
   // The config file through ReadConfigFile, with the load recorded
   // (metrics, last_error, health) when it is rejected.
   absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ReadConfigFileRecorded();
+  // What validation cannot know: the hugepage pools fit the node's memory
+  // (model::CheckHugepagesFitMemory over <procfs>/meminfo; unchecked, with
+  // a warning, when meminfo cannot be read).
+  absl::Status CheckFitsNode(const roced::v1::NodeConfig& config) const;
   // At start-up: the decision between the persisted config and the file
   // (ResolveStartupConfig); queues an expired provisional config's priors.
   absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> ResolveStartupLocked(

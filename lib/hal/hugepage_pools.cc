@@ -1,4 +1,6 @@
 #include "hal/hugepage_pools.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -54,6 +56,27 @@ std::map<uint64_t, uint64_t> HugepagePools::NodeWide() const {
     if (auto pages = Get(*kb, -1); pages.ok()) pools[*kb] = *pages;
   }
   return pools;
+}
+
+std::optional<uint64_t> ParseMemTotalBytes(absl::string_view meminfo) {
+  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
+    if (!absl::ConsumePrefix(&line, "MemTotal:")) continue;
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::ConsumeSuffix(&line, "kB")) return std::nullopt;
+    uint64_t kb = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &kb) || kb > (UINT64_MAX >> 10)) return std::nullopt;
+    return kb << 10;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<uint64_t> MemTotalBytes(const Paths& paths) {
+  const std::string path = paths.procfs + "/meminfo";
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  if (!text.ok()) return text.status();
+  std::optional<uint64_t> bytes = ParseMemTotalBytes(*text);
+  if (!bytes) return absl::DataLossError(absl::StrCat(path, ": no MemTotal line"));
+  return *bytes;
 }
 
 }  // namespace roced::hal

@@ -40,6 +40,11 @@ class HugepagePools {
   Paths paths_;
 };
 
+// MemTotal of a /proc/meminfo text, in bytes; nullopt when absent.
+std::optional<uint64_t> ParseMemTotalBytes(absl::string_view meminfo);
+// The node's memory (MemTotal of <procfs>/meminfo), in bytes.
+absl::StatusOr<uint64_t> MemTotalBytes(const Paths& paths);
+
 // The page size (kB) of a pool directory's name ("hugepages-2048kB" ->
 // 2048); nullopt for any other name.
 std::optional<uint64_t> ParseHugepageDirName(absl::string_view name);

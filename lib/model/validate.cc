@@ -1,5 +1,8 @@
 #include "model/validate.h"
 
+#include <algorithm>
+#include <map>
+
 #include <filesystem>
 #include <set>
 #include <string>
@@ -380,6 +383,33 @@ void ValidateHugepages(Checker& c, const roced::v1::NodeConfig& config) {
     }
   }
 }
+
+}  // namespace
+
+uint64_t HugepageBytes(const roced::v1::NodeConfig& config) {
+  // Page size (kB) -> (node-wide pages, pages over every NUMA node).
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> pools;
+  for (const auto& hp : config.hugepages()) {
+    const uint64_t kb = HugepageSizeKb(hp.size());
+    if (kb == 0) continue;
+    auto& pool = pools[kb];
+    (hp.has_numa_node() ? pool.second : pool.first) += hp.count();
+  }
+  uint64_t bytes = 0;
+  for (const auto& [kb, pool] : pools) bytes += std::max(pool.first, pool.second) * kb * 1024;
+  return bytes;
+}
+
+absl::Status CheckHugepagesFitMemory(const roced::v1::NodeConfig& config, uint64_t mem_total_bytes) {
+  const uint64_t bytes = HugepageBytes(config);
+  const auto limit = static_cast<uint64_t>(kMaxHugepageShareOfMemory * static_cast<double>(mem_total_bytes));
+  if (bytes <= limit) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "hugepages: the pools reserve ", bytes, " bytes; allowed at most ", limit, " (90% of the node's ",
+      mem_total_bytes, " bytes of memory, MemTotal)"));
+}
+
+namespace {
 
 bool HasControlCharacter(const std::string& s) {
   for (unsigned char ch : s) {

@@ -51,6 +51,20 @@ std::string ErrorSummary(const std::vector<roced::v1::ValidationIssue>& issues);
 // not one of the sizes x86-64 supports.
 uint64_t HugepageSizeKb(const std::string& size);
 
+// The share of the node's memory the hugepage pools may reserve at most,
+// leaving the kernel, the agent and the node's processes the rest.
+inline constexpr double kMaxHugepageShareOfMemory = 0.9;
+
+// The bytes the config's hugepage pools reserve: per page size, the larger
+// of the node-wide count and the sum of the per-NUMA-node counts (the
+// node-wide pool is the sum of the nodes'), times the size.
+uint64_t HugepageBytes(const roced::v1::NodeConfig& config);
+
+// INVALID_ARGUMENT naming the pools, their bytes and the node's memory when
+// they would take more than kMaxHugepageShareOfMemory of `mem_total_bytes`.
+// Not part of ValidateConfig: it depends on the node.
+absl::Status CheckHugepagesFitMemory(const roced::v1::NodeConfig& config, uint64_t mem_total_bytes);
+
 // Fills defaults the agent uses for absent settings (mode enforce, reconcile
 // interval 30s, probe and watchdog defaults). Idempotent.
 void ApplyDefaults(roced::v1::NodeConfig* config);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "agent/agent.h"
@@ -58,6 +59,7 @@ class AgentReconcileTest : public ::testing::Test {
     o.resource_backoff = resource_backoff;
     o.config_optional = config_optional;
     o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+    if (!procfs_.empty()) o.paths.procfs = procfs_;
     o.state_dir = dir_;
     o.config_path = config_path;
     o.use_netlink = false;
@@ -87,9 +89,45 @@ class AgentReconcileTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string procfs_;  // empty: /proc
   FakeNodeIoForTest io_;
   std::unique_ptr<Agent> agent_;
 };
+
+TEST_F(AgentReconcileTest, HugepagePoolsBeyondTheNodesMemoryAreRefusedAndChangeNothing) {
+  procfs_ = dir_ + "/proc";
+  std::filesystem::create_directories(procfs_);
+  std::ofstream(procfs_ + "/meminfo") << "MemTotal:        2097152 kB\nMemFree:          1048576 kB\n";
+  agent_.reset();
+  Start();
+  const reconcile::HugepagePool gig{1048576, -1};
+  io_.hugepages[gig] = 0;
+  const uint64_t generation = agent_->State().config().generation();
+  auto refused = Apply("hugepages: [{size: 1Gi, count: 2}]\n");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "hugepages: the pools reserve 2147483648 bytes; allowed at most 1932735283 (90% of the node's "
+            "2147483648 bytes of memory, MemTotal)");
+  EXPECT_EQ(io_.hugepages[gig], std::optional<uint64_t>(0));
+  EXPECT_EQ(agent_->State().config().generation(), generation);
+  // A config file asking the same is rejected at load, naming the file.
+  const std::string file = WriteConfigFile("hugepages: [{size: 1Gi, count: 2}]\n");
+  agent_.reset();
+  AgentOptions o;
+  o.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
+  o.paths.procfs = procfs_;
+  o.state_dir = dir_;
+  o.config_path = file;
+  o.use_netlink = false;
+  o.backends.node_io = &io_;
+  o.reconcile = false;
+  agent_ = std::make_unique<Agent>(o);
+  absl::Status loaded = agent_->LoadConfig(true);
+  EXPECT_THAT(std::string(loaded.message()), ::testing::HasSubstr(file + ": hugepages: the pools reserve"));
+  // Within the share it is applied.
+  EXPECT_TRUE(Apply("hugepages: [{size: 1Gi, count: 1}]\n").ok());
+}
 
 TEST_F(AgentReconcileTest, DryRunReturnsThePlanAndChangesNothing) {
   auto r = Apply(kPfc3, /*dry_run=*/true);

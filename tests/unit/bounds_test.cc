@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hal/hugepage_pools.h"
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -267,6 +269,32 @@ TEST(EscapeForLog, EscapesControlsBackslashAndNonAsciiAndCuts) {
   EXPECT_EQ(util::EscapeForLog(std::string("\0z", 2)), "\\x00z");
   EXPECT_EQ(util::EscapeForLog("abcdef", 3), "abc...(3 more bytes)");
   EXPECT_EQ(util::Quoted("x\ny"), "'x\\ny'");
+}
+
+TEST(HugepageMemory, PoolsCountTheLargerOfNodeWideAndPerNodeSums) {
+  roced::v1::NodeConfig c;
+  auto add = [&](const std::string& size, uint64_t count, std::optional<int32_t> numa) {
+    auto* hp = c.add_hugepages();
+    hp->set_size(size);
+    hp->set_count(count);
+    if (numa) hp->set_numa_node(*numa);
+  };
+  add("1Gi", 2, 0);
+  add("1Gi", 3, 1);    // the NUMA pools sum to 5 GiB
+  add("1Gi", 4, {});   // the node-wide pool (their total) asks 4: 5 counts
+  add("2Mi", 512, {});  // 1 GiB
+  EXPECT_EQ(model::HugepageBytes(c), (5ull << 30) + (1ull << 30));
+  EXPECT_TRUE(model::CheckHugepagesFitMemory(c, 7ull << 30).ok());  // 6 GiB <= 6.3 GiB
+  absl::Status s = model::CheckHugepagesFitMemory(c, 6ull << 30);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("hugepages: the pools reserve 6442450944 bytes"));
+}
+
+TEST(HugepageMemory, MemTotalIsReadFromMeminfo) {
+  EXPECT_EQ(hal::ParseMemTotalBytes("MemTotal:       24597112 kB\nMemFree: 1 kB\n"), 24597112ull * 1024);
+  EXPECT_EQ(hal::ParseMemTotalBytes("MemFree: 1 kB\n"), std::nullopt);
+  EXPECT_EQ(hal::ParseMemTotalBytes("MemTotal: lots\n"), std::nullopt);
+  EXPECT_EQ(hal::ParseMemTotalBytes("MemTotal: 99999999999999999999 kB\n"), std::nullopt);
 }
 
 }  // namespace
