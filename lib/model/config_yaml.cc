@@ -1,5 +1,7 @@
 #include "model/config_yaml.h"
 
+#include <algorithm>
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -413,9 +415,20 @@ void EmitScalar(YAML::Emitter& out, const Message& msg, const FieldDescriptor* f
     case FieldDescriptor::CPPTYPE_BOOL:
       out << (rep ? r->GetRepeatedBool(msg, f, index) : r->GetBool(msg, f));
       break;
-    case FieldDescriptor::CPPTYPE_STRING:
-      out << (rep ? r->GetRepeatedString(msg, f, index) : r->GetString(msg, f));
+    case FieldDescriptor::CPPTYPE_STRING: {
+      const std::string text = rep ? r->GetRepeatedString(msg, f, index) : r->GetString(msg, f);
+      // yaml-cpp writes control characters into plain scalars as they are,
+      // and a reader folds a carriage return or tab there into something
+      // else: such strings are written double-quoted, escaped (found by the
+      // fuzz targets' round-trip check).
+      const bool control = std::any_of(text.begin(), text.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c < 0x20 || c == 0x7f;
+      });
+      if (control) out << YAML::DoubleQuoted;
+      out << text;
       break;
+    }
     case FieldDescriptor::CPPTYPE_ENUM:
       out << EnumValueYamlName(rep ? r->GetRepeatedEnum(msg, f, index) : r->GetEnum(msg, f));
       break;

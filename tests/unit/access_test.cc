@@ -39,8 +39,14 @@ TEST(RoleSet, AdminHoldsOperatorAndViewerButNotPeer) {
 // the table cannot leave a method without its rule.
 TEST(MethodRules, CoverEveryMethodOfBothServicesAndNothingElse) {
   std::set<std::string> served;
-  for (const char* service : {"roced.v1.Agent", "roced.v1.ProbePeer"}) {
-    const auto* d = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
+  // Through a message of each file, so the generated code that registers
+  // the file (and its service) is linked in whatever the link order.
+  const std::pair<const char*, const google::protobuf::FileDescriptor*> services[] = {
+      {"roced.v1.Agent", roced::v1::GetStateRequest::descriptor()->file()},
+      {"roced.v1.ProbePeer", roced::v1::OpenEndpointRequest::descriptor()->file()},
+  };
+  for (const auto& [service, file] : services) {
+    const auto* d = file->pool()->FindServiceByName(service);
     ASSERT_NE(d, nullptr) << service;
     for (int i = 0; i < d->method_count(); ++i) {
       const std::string full = "/" + std::string(service) + "/" + d->method(i)->name();
