@@ -132,7 +132,12 @@ void UnixListener::AcceptLoop(grpc::Server* server) {
     }
     if (fds[1].revents != 0) return;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;  // EAGAIN, ECONNABORTED, EMFILE (gRPC answers nothing new until fds free up)
+    if (fd < 0) {
+      // Out of descriptors (EMFILE, ENFILE) or memory: the connection stays
+      // queued and poll() would return at once; wait instead of spinning.
+      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) ::poll(nullptr, 0, 100);
+      continue;
+    }
     std::optional<UnixPeer> peer = ReadPeer(fd);
     if (!peer) {
       LOG_WARNING << "unix socket: cannot read the caller's credentials: " << std::strerror(errno);
