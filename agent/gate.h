@@ -34,7 +34,8 @@ struct Caller {
   enum class Transport { kTls, kUnix, kInsecure, kUnknown };
   Transport transport = Transport::kUnknown;
   // Who, for logs, audit and errors: the certificate's first SAN (or CN),
-  // "unix uid 0 gid 0 pid 42", "insecure ipv4:127.0.0.1:5555".
+  // "unix uid 0 gid 0 pid 42", "insecure ipv4:127.0.0.1" (no port: one
+  // plaintext host is one caller).
   std::string identity;
   access::RoleSet roles;
   // Not OK when the caller could not be identified (UNAUTHENTICATED).
