@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent/config_lifecycle.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
@@ -82,17 +83,23 @@ bool Agent::RestoreLocked(const std::string& reason) {
 absl::Status Agent::RollBackProvisionalLocked() {
   restore_.Add("confirm-timeout rollback",
                std::vector<roced::v1::PriorValue>(accepted_.prior().begin(), accepted_.prior().end()));
-  return Accept(ReturnFromProvisional(accepted_));
+  return Accept(ReturnFromProvisional(accepted_), Persist::kBestEffort);
 }
 
-absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted) {
+absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted, Persist persist) {
   model::ApplyDefaults(accepted.mutable_config());
   accepted.set_generation(accepted_.generation() + 1);
   *accepted.mutable_accepted_at() = TimeUtil::GetCurrentTime();
-  if (absl::Status s = state_dir_.SaveAccepted(accepted); !s.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot persist the accepted config: ", s.message()));
+  absl::Status saved = state_dir_.SaveAccepted(accepted);
+  RecordPersist(saved);
+  if (!saved.ok()) {
+    if (persist == Persist::kRequired) {
+      return absl::UnavailableError(absl::StrCat("cannot persist the accepted config: ", saved.message()));
+    }
+    LOG_WARNING << "generation " << accepted.generation() << " is in force but not persisted: " << saved.message();
   }
   accepted_ = accepted;
+  ArmConfirmDeadlineLocked();
   published_.SetAccepted(accepted);
   roced::v1::StateEvent ev;
   ev.mutable_config()->set_accepted(true);
@@ -143,7 +150,10 @@ absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> Agent::ResolveStartupLo
   if (!choice) return file;
   LOG_INFO << "start-up: " << choice->why;
   if (!choice->restore.empty()) restore_.Add("start-up rollback", choice->restore);
-  accepted_.set_generation(choice->base_generation);
+  // A resumed config keeps its number; anything else continues from the
+  // floor (a lost accepted.json does not take generations back).
+  accepted_.set_generation(persisted ? choice->base_generation
+                                     : std::max(choice->base_generation, accepted_.generation()));
   return choice->accept;
 }
 
@@ -153,9 +163,7 @@ absl::Status Agent::LoadConfig(bool startup) {
   const bool first = startup && accepted_.generation() == 0;
   std::optional<roced::v1::AcceptedConfig> persisted;
   if (first) {
-    persisted = state_dir_.LoadAccepted();
-    // Kept even when the file is rejected: generations never go backwards.
-    if (persisted) accepted_.set_generation(persisted->generation());
+    persisted = LoadPersistedLocked();
     restore_.LoadAtStartup(persisted);
     if (!restore_.empty()) TriggerReconcile("start-up restore");
   }
@@ -170,10 +178,12 @@ absl::Status Agent::LoadConfig(bool startup) {
   }
   if (SameAccepted(accepted_, **next)) {
     published_.ClearConfigError();
-  } else if (absl::Status s = Accept(**next); !s.ok()) {
+  } else if (absl::Status s = Accept(**next, Persist::kBestEffort); !s.ok()) {
     RecordConfigError(std::string(s.message()));
     return s;
   }
+  if (!startup) startup_problem_.clear();  // an operator acted since
+  ReportStateHealthLocked();
   SetComponentHealth("config", true, "");
   TriggerReconcile(startup ? "start-up" : "config reload");
   return absl::OkStatus();
@@ -239,6 +249,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
     // Before the node is touched: an agent killed during the apply writes
     // these back at start-up.
     if (absl::Status s = state_dir_.WriteJournal(accepted_.generation() + 1, "ApplyConfig", prior); !s.ok()) {
+      RecordPersist(s);
       return absl::UnavailableError(absl::StrCat("cannot journal the apply, nothing changed: ", s.message()));
     }
     *response.mutable_result() = enforcer_.Apply(prepared);
@@ -249,7 +260,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
     }
   }
   if (next.provisional()) *response.mutable_confirm_deadline() = next.confirm_deadline();
-  if (absl::Status accepted = Accept(next); !accepted.ok()) {
+  if (absl::Status accepted = Accept(next, Persist::kRequired); !accepted.ok()) {
     // Applied but not recorded: an accepted config nobody can find after a
     // restart is worse than none. Put the node back (the journal stays until
     // the values are back) and say so.
@@ -260,6 +271,8 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
                                                                               "retried on every pass"));
   }
   state_dir_.RemoveJournal();
+  startup_problem_.clear();  // a controller pushed a config since
+  ReportStateHealthLocked();
   response.set_generation(accepted_.generation());
   ReconcileLocked("config applied", /*config_change=*/true);
   // Wake the loop so it re-arms its timer for the confirm deadline and the
@@ -280,7 +293,12 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation, const std::st
         absl::StrCat("generation ", generation, " is not the pending one (", accepted_.generation(), ")"));
   }
   roced::v1::AcceptedConfig confirmed = Confirmed(accepted_);
-  RETURN_IF_ERROR(state_dir_.SaveAccepted(confirmed));
+  absl::Status saved = state_dir_.SaveAccepted(confirmed);
+  RecordPersist(saved);
+  if (!saved.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot persist the confirmation, generation ", accepted_.generation(),
+                                               " is still provisional: ", saved.message()));
+  }
   accepted_ = confirmed;
   published_.ClearConfirmDeadline();
   LOG_INFO << "generation " << accepted_.generation() << " confirmed"
@@ -341,11 +359,83 @@ void Agent::ReportPass(const std::string& reason, bool config_change, const reco
            << pass.steps.size() << " step(s) in " << absl::FormatDuration(absl::Now() - start);
 }
 
+std::optional<roced::v1::AcceptedConfig> Agent::LoadPersistedLocked() {
+  PersistedState loaded = state_dir_.LoadPersisted();
+  // Kept even when everything else is rejected: generations never go back.
+  accepted_.set_generation(loaded.generation_floor);
+  if (loaded.accepted) {
+    // Validated again: this agent's rules, this node's memory.
+    std::vector<std::string> errors;
+    for (const roced::v1::NodeConfig* c : {&loaded.accepted->config(), &loaded.accepted->previous()}) {
+      if (c == &loaded.accepted->previous() && !loaded.accepted->provisional()) continue;
+      // Nothing managed (a rollback to before any config): nothing to check.
+      if (c->api_version().empty()) continue;
+      std::vector<roced::v1::ValidationIssue> issues;
+      model::ValidateConfig(*c, nullptr, &issues);
+      if (model::HasErrors(issues)) {
+        errors.push_back(model::ErrorSummary(issues));
+      } else if (absl::Status fits = CheckFitsNode(*c); !fits.ok()) {
+        errors.emplace_back(fits.message());
+      }
+    }
+    if (!errors.empty()) {
+      loaded.problems.push_back(state_dir_.SetAsideAccepted(
+          absl::StrCat("holds a config that does not validate (", absl::StrJoin(errors, "; "), ")")));
+      LOG_ERROR << loaded.problems.back();
+      loaded.accepted.reset();
+    }
+  }
+  if (!loaded.problems.empty()) {
+    startup_problem_ = absl::StrCat(absl::StrJoin(loaded.problems, "; "), "; generations continue from ",
+                                    loaded.generation_floor + 1);
+  }
+  RecordPersist(state_dir_.CheckWritable());
+  return loaded.accepted;
+}
+
+void Agent::RecordPersist(const absl::Status& status) {
+  persist_error_ = status.ok() ? "" : std::string(status.message());
+  ReportStateHealthLocked();
+}
+
+void Agent::ReportStateHealthLocked() {
+  std::vector<std::string> why;
+  if (!persist_error_.empty()) {
+    why.push_back(absl::StrCat("state directory not writable (", persist_error_,
+                               "): configs pushed over gRPC are refused, the config file's are not persisted"));
+  }
+  if (!startup_problem_.empty()) why.push_back(startup_problem_);
+  SetComponentHealth("state", why.empty(), absl::StrJoin(why, "; "));
+}
+
+void Agent::ArmConfirmDeadlineLocked() {
+  if (!accepted_.provisional()) return;
+  confirm_due_ = std::chrono::steady_clock::now() +
+                 absl::ToChronoNanoseconds(FromProto(accepted_.confirm_deadline()) - absl::Now());
+}
+
+absl::Duration Agent::ConfirmRemainingLocked() {
+  const absl::Duration remaining = absl::FromChrono(confirm_due_ - std::chrono::steady_clock::now());
+  const absl::Time wall = absl::Now() + remaining;
+  if (absl::AbsDuration(wall - FromProto(accepted_.confirm_deadline())) > absl::Seconds(1)) {
+    // The wall clock was stepped: the window stays as long as it was.
+    LOG_WARNING << "wall clock stepped by " << absl::FormatDuration(wall - FromProto(accepted_.confirm_deadline()))
+                << "; generation " << accepted_.generation() << "'s confirm deadline moves with it ("
+                << absl::FormatDuration(remaining) << " left)";
+    *accepted_.mutable_confirm_deadline() = util::ToProto(wall);
+    published_.SetConfirmDeadline(accepted_.confirm_deadline());
+    RecordPersist(state_dir_.SaveAccepted(accepted_));
+  }
+  return remaining;
+}
+
 diagnose::Inputs Agent::DiagnoseInputs() {
   roced::v1::NodeState state = State();
   std::lock_guard<std::mutex> rlock(reconcile_mu_);
-  return diagnose::Gather(std::move(state), options_.backends.qos_view ? io_ : nullptr,
-                          hal::HugepagePools(options_.paths));
+  diagnose::Inputs in = diagnose::Gather(std::move(state), options_.backends.qos_view ? io_ : nullptr,
+                                         hal::HugepagePools(options_.paths));
+  diagnose::GatherHost(options_.paths, options_.backends.qos_view, &in);
+  return in;
 }
 
 void Agent::TriggerReconcile(const std::string& reason) { reconcile_loop_.Trigger(reason); }
@@ -354,15 +444,13 @@ absl::Duration Agent::ReconcileWait() {
   std::lock_guard<std::mutex> lock(reconcile_mu_);
   absl::Duration wait = FromProto(accepted_.config().reconcile().interval());
   if (wait <= absl::ZeroDuration()) wait = absl::Seconds(30);
-  if (accepted_.provisional()) {
-    wait = std::min(wait, std::max(FromProto(accepted_.confirm_deadline()) - absl::Now(), absl::ZeroDuration()));
-  }
+  if (accepted_.provisional()) wait = std::min(wait, std::max(ConfirmRemainingLocked(), absl::ZeroDuration()));
   return wait;
 }
 
 void Agent::ReconcilePass(const std::string& reason) {
   std::lock_guard<std::mutex> rlock(reconcile_mu_);
-  if (accepted_.provisional() && FromProto(accepted_.confirm_deadline()) <= absl::Now()) {
+  if (accepted_.provisional() && ConfirmRemainingLocked() <= absl::ZeroDuration()) {
     LOG_WARNING << "provisional generation " << accepted_.generation()
                 << " was not confirmed in time; rolling back to the previous config";
     if (absl::Status s = RollBackProvisionalLocked(); !s.ok()) {
@@ -388,7 +476,11 @@ void Agent::RefreshDevices(const std::string& reason) {
   metrics_.discovery_runs->Add({{"result", "success"}}).Increment();
   std::vector<roced::v1::RdmaDevice> before = published_.SwapDevices(*devices);
   SetComponentHealth("discovery", true, "");
-  for (auto& ev : DiffDevices(before, *devices, reason)) {
+  std::vector<roced::v1::StateEvent> changes = DiffDevices(before, *devices, reason);
+  // A device that came back (rdma link add sends no rtnetlink event) or
+  // changed gets its fields enforced now, not at the next periodic pass.
+  if (!changes.empty() && reason != "start-up") TriggerReconcile("RDMA devices changed");
+  for (auto& ev : changes) {
     LOG_INFO << "device " << ev.device().device() << ": " << roced::v1::DeviceEvent::Kind_Name(ev.device().kind())
              << " (" << ev.device().detail() << ")";
     Publish(std::move(ev));

@@ -20,6 +20,7 @@
 // leaves.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -58,7 +59,7 @@ struct AgentOptions {
   bool config_optional = false;
   std::string state_dir;
   // Periodic device re-discovery, the backstop behind netlink events.
-  absl::Duration discovery_interval = absl::Seconds(10);
+  absl::Duration discovery_interval = absl::Seconds(60);
   // Join rtnetlink groups for immediate refresh.
   bool use_netlink = true;
   // The node's parts, from NodeBackends (main) or a test's fakes;
@@ -113,8 +114,11 @@ class Agent {
 
   // What the diagnosis checks look at: the state, the kernel's QoS view of
   // each RoCE netdev (on the live /sys, or through the test's NodeIo), the
-  // hugepage pools and the agent's memlock limit. Probe summaries are added
-  // by the caller.
+  // hugepage pools and the agent's memlock limit, and the host's view
+  // (diagnose::GatherHost: NUMA, neighbours, ARP sysctls, clock). Probe
+  // summaries and baselines, congestion samples, link flaps and LLDP
+  // neighbours are added by the caller (AgentService, from the runtimes
+  // that keep them).
   diagnose::Inputs DiagnoseInputs();
 
   // Re-discovers devices now; publishes device events for what changed.
@@ -126,6 +130,8 @@ class Agent {
   void Stop();
 
   roced::v1::NodeState State() const;
+  // PublishedState::Version(): read it first, copy State() when it moved.
+  uint64_t StateVersion() const { return published_.Version(); }
 
   std::shared_ptr<Subscription> Subscribe() { return bus_.Subscribe(); }
   void Unsubscribe(const std::shared_ptr<Subscription>& sub) { bus_.Unsubscribe(sub); }
@@ -161,8 +167,29 @@ class Agent {
   absl::Duration ReconcileWait() ABSL_LOCKS_EXCLUDED(reconcile_mu_);
   void ReconcilePass(const std::string& reason) ABSL_LOCKS_EXCLUDED(reconcile_mu_);
   // Records `accepted` as the desired state (generation assigned here),
-  // persists it, publishes a ConfigEvent.
-  absl::Status Accept(roced::v1::AcceptedConfig accepted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // persists it, publishes a ConfigEvent. A config pushed over gRPC must be
+  // persisted (else the error, nothing changed); the config file's and a
+  // confirm-timeout rollback's are taken up even when the state directory
+  // cannot be written (the file is read again at start-up; the rollback
+  // must happen), with the state component unhealthy saying so.
+  enum class Persist { kRequired, kBestEffort };
+  absl::Status Accept(roced::v1::AcceptedConfig accepted, Persist persist)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // At start-up: accepted.json and the generation floor, a persisted config
+  // that no longer validates set aside; problems reported in the state
+  // component.
+  std::optional<roced::v1::AcceptedConfig> LoadPersistedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // The "state" component: unhealthy while the state directory cannot be
+  // written, and after a start-up that found a state file unusable until a
+  // config is accepted again (ApplyConfig, a reload).
+  void ReportStateHealthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  void RecordPersist(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // A provisional config's deadline follows the monotonic clock: armed from
+  // the wall-clock deadline when the config is accepted (or resumed at
+  // start-up). After the wall clock is stepped, the wall-clock deadline
+  // shown and persisted is moved to match (so a restart keeps the window).
+  void ArmConfirmDeadlineLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  absl::Duration ConfirmRemainingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   // Writes the restore queue back (metrics and a reconcile event when it
   // wrote anything). False when the restore failed (it stays queued).
   bool RestoreLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
@@ -197,6 +224,11 @@ class Agent {
   reconcile::NodeIo* const io_;
   reconcile::Enforcer enforcer_ ABSL_GUARDED_BY(reconcile_mu_);
   RestoreQueue restore_ ABSL_GUARDED_BY(reconcile_mu_);
+  // What the state component reports (ReportStateHealthLocked).
+  std::string startup_problem_ ABSL_GUARDED_BY(reconcile_mu_);
+  std::string persist_error_ ABSL_GUARDED_BY(reconcile_mu_);
+  // A provisional config's confirm deadline on the monotonic clock.
+  std::chrono::steady_clock::time_point confirm_due_ ABSL_GUARDED_BY(reconcile_mu_);
 
   // Declared last: their threads call into everything above, so they are
   // stopped (by Stop, or their destructors) before it goes away.

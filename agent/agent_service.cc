@@ -112,6 +112,9 @@ grpc::Status AgentService::GetState(grpc::ServerContext* context, const roced::v
     if (probes_ != nullptr) {
       for (auto& summary : probes_->Summaries()) *response->add_probes() = std::move(summary);
     }
+    if (lldp_ != nullptr) {
+      for (auto& n : lldp_->Neighbors()) *response->add_lldp_neighbors() = std::move(n);
+    }
     return grpc::Status::OK;
   });
 }
@@ -195,7 +198,16 @@ grpc::Status AgentService::RunDiagnose(const roced::v1::DiagnoseRequest& request
   diagnose::Inputs in = agent_->DiagnoseInputs();
   if (probes_ != nullptr) {
     for (const auto& s : probes_->Summaries()) *in.state.add_probes() = s;
+    in.probe_baselines = probes_->Baselines();
   }
+  if (counters_ != nullptr) {
+    in.congestion = counters_->CongestionWindowNow();
+    in.link_flaps = counters_->LinkFlaps();
+  }
+  if (lldp_ != nullptr) {
+    for (auto& n : lldp_->Neighbors()) *in.state.add_lldp_neighbors() = std::move(n);
+  }
+  diagnose::GatherRoutes(&in);
   auto findings = diagnose::Run(in, std::vector<std::string>(request.checks().begin(), request.checks().end()));
   if (!findings.ok()) return ToGrpc(findings.status());
   for (auto& f : *findings) *response->add_findings() = std::move(f);

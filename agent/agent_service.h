@@ -7,6 +7,7 @@
 
 #include "agent/agent.h"
 #include "agent/counters_runtime.h"
+#include "agent/lldp_runtime.h"
 #include "agent/gate.h"
 #include "agent/probe_service.h"
 #include "roced/v1/agent.grpc.pb.h"
@@ -26,6 +27,7 @@ class AgentService final : public roced::v1::Agent::Service {
   // Where RunProbe, ListProbeResults and GetState's probe summaries come
   // from; set before serving, must outlive serving.
   void set_probes(ProbeRuntime* probes) { probes_ = probes; }
+  void set_lldp(LldpRuntime* lldp) { lldp_ = lldp; }
 
   grpc::Status GetState(grpc::ServerContext* context, const roced::v1::GetStateRequest* request,
                         roced::v1::NodeState* response) override;
@@ -62,6 +64,7 @@ class AgentService final : public roced::v1::Agent::Service {
   Gate* gate_;
   CountersRuntime* counters_ = nullptr;
   ProbeRuntime* probes_ = nullptr;
+  LldpRuntime* lldp_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };
 

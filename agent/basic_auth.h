@@ -6,7 +6,7 @@
 // remembered: the user and the SHA-256 of the password, at most
 // kAuthCacheEntries of them, the least recently used dropped first. A
 // failed check is never remembered; what wrong passwords can cost is bounded
-// by civetweb's worker threads (2, prometheus::Exposer's): at most two
+// by civetweb's worker threads (2, the metrics endpoint's): at most two
 // bcrypt runs at a time, whatever the number of clients.
 #pragma once
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
+#include "hal/carrier_changes.h"
 #include "util/log.h"
 
 namespace roced::agent {
@@ -39,7 +40,8 @@ std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& 
 
 }  // namespace
 
-CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options) : agent_(agent) {
+CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options)
+    : agent_(agent), paths_(options.paths) {
   RaiseOpenFileLimit();
   files_ = std::make_unique<hal::CounterFiles>(options.paths, hal::CounterFiles::Options());
   netdev_stats_ = options.netdev_stats;
@@ -51,6 +53,7 @@ CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options) :
   watchdog_ = std::make_shared<metrics::PfcWatchdog>(
       pause_source_.get(), metrics::PfcWatchdogOptions(),
       [this](const metrics::PfcStormTransition& change) { OnStormChange(change); });
+  dcb_ = options.dcb;
   if (options.dcb != nullptr) {
     dcb_collector_ = std::make_shared<metrics::DcbCollector>(options.dcb, [this] {
       std::vector<std::string> netdevs;
@@ -74,18 +77,46 @@ std::vector<metrics::PortNetdev> CountersRuntime::Ports() const {
 }
 
 void CountersRuntime::Refresh() {
+  // Cheap every second: the carrier-change count per netdev and, when due,
+  // one congestion sample. The rest only when the state moved.
+  const uint64_t version = agent_->StateVersion();
+  if (version == seen_version_ && ++passes_since_full_ < kFullRefreshEvery) {
+    const std::vector<metrics::PortNetdev> ports = Ports();
+    SampleLinks(ports);
+    SampleCongestionIfDue(ports);
+    return;
+  }
+  seen_version_ = version;
+  passes_since_full_ = 0;
   roced::v1::NodeState state = agent_->State();
   std::vector<metrics::PortNetdev> ports = metrics::PortNetdevs(state.devices());
+  bool devices_changed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    auto devices = [](const std::vector<metrics::PortNetdev>& v) {
+      std::set<std::string> d;
+      for (const auto& p : v) d.insert(p.device);
+      return d;
+    };
+    devices_changed = started_ && devices(ports) != devices(ports_);
     ports_ = ports;
   }
-  if (netdev_stats_ == nullptr) return;
-  std::vector<std::string> netdevs;
-  for (const metrics::PortNetdev& p : ports) {
-    if (!p.netdev.empty()) netdevs.push_back(p.netdev);
+  // A device that came back (or went) has its counter files opened (or
+  // closed) now, not at the files' next periodic rescan, which only a read
+  // (a scrape, GetCounters) makes. So does a device the state lists but the
+  // files do not hold: one whose files answered "gone" while it was being
+  // removed and re-added between two discovery passes (the device set did
+  // not change), or whose counter directories appeared after it did.
+  bool files_missing = false;
+  if (!devices_changed) {
+    const std::set<std::string> held = files_->Devices();
+    for (const metrics::PortNetdev& p : ports) files_missing = files_missing || !held.count(p.device);
   }
-  watchdog_->SetNetdevs(std::move(netdevs));
+  if (devices_changed || files_missing) files_->Rescan();
+  SampleLinks(ports);
+  SampleCongestionIfDue(ports);
+  if (netdev_stats_ == nullptr) return;
+  watchdog_->SetNetdevs(WatchedNetdevs(ports));
   // Without an accepted config the defaults stand (100/200/400 ms).
   metrics::PfcWatchdogOptions options =
       metrics::PfcWatchdogOptions::FromConfig(state.config().desired().pfc_watchdog());
@@ -98,12 +129,73 @@ void CountersRuntime::Refresh() {
   }
 }
 
+std::vector<metrics::WatchedNetdev> CountersRuntime::WatchedNetdevs(
+    const std::vector<metrics::PortNetdev>& ports) {
+  std::vector<metrics::WatchedNetdev> out;
+  std::set<std::string> seen;
+  for (const metrics::PortNetdev& p : ports) {
+    if (p.netdev.empty() || !seen.insert(p.netdev).second) continue;
+    // The priorities with PFC on, where DCB netlink says; none: nothing can
+    // storm. A netdev whose PFC state cannot be read is watched on whatever
+    // its driver counts, if it counts per-priority pause frames at all
+    // (asked once while it stays).
+    if (dcb_ != nullptr) {
+      absl::StatusOr<hal::DcbReading> r = dcb_->Get(p.netdev);
+      if (r.ok() && r->pfc.has_value()) {
+        if (r->pfc->pfc_en != 0) out.push_back({p.netdev, r->pfc->pfc_en});
+        continue;
+      }
+    }
+    auto [it, added] = counts_pauses_.try_emplace(p.netdev, false);
+    if (added) {
+      absl::StatusOr<std::map<uint32_t, uint64_t>> counts = pause_source_->RxPauseFrames(p.netdev);
+      it->second = counts.ok() && !counts->empty();
+    }
+    if (it->second) out.push_back({p.netdev, metrics::kAllPriorities});
+  }
+  std::erase_if(counts_pauses_, [&](const auto& kv) { return !seen.count(kv.first); });
+  return out;
+}
+
+void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports) {
+  std::set<std::string> netdevs;
+  const absl::Time now = absl::Now();
+  for (const metrics::PortNetdev& p : ports) {
+    if (p.netdev.empty() || !netdevs.insert(p.netdev).second) continue;
+    // Absent (a fixture tree, a netdev going away): this reading only.
+    if (absl::StatusOr<uint64_t> n = hal::ReadCarrierChanges(paths_, p.netdev); n.ok()) {
+      flaps_.Observe(p.netdev, *n, now);
+    }
+  }
+  flaps_.Retain(netdevs);
+}
+
+std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() const { return flaps_.Flaps(absl::Now()); }
+
+std::vector<roced::v1::CounterSet> CountersRuntime::ReadSets(const std::vector<metrics::PortNetdev>& ports) {
+  std::vector<metrics::NetdevStats> stats;
+  if (netdev_stats_ != nullptr) stats = metrics::ReadNetdevStats(netdev_stats_, ports);
+  return metrics::BuildCounterSets(files_->Read(), ports, stats);
+}
+
+void CountersRuntime::SampleCongestionIfDue(const std::vector<metrics::PortNetdev>& ports) {
+  const absl::Time now = MonotonicNow();
+  if (!congestion_.Due(now)) return;
+  congestion_.Offer(metrics::CongestionSampleOf(now, ReadSets(ports)));
+}
+
+metrics::CongestionWindow CountersRuntime::CongestionWindowNow() {
+  const absl::Time now = MonotonicNow();
+  return congestion_.WindowTo(metrics::CongestionSampleOf(now, ReadSets(Ports())));
+}
+
 void CountersRuntime::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_) return;
     started_ = true;
   }
+  seen_version_ = 0;  // the first pass is a full one
   Refresh();
   if (netdev_stats_ != nullptr) watchdog_->Start();
   refresh_.Start();
@@ -159,10 +251,7 @@ absl::StatusOr<roced::v1::GetCountersResponse> CountersRuntime::GetCounters(
                                             "' on this node (netdevs: ",
                                             absl::StrJoin(netdevs, ", "), ")"));
   }
-  std::vector<metrics::NetdevStats> stats;
-  if (netdev_stats_ != nullptr) stats = metrics::ReadNetdevStats(netdev_stats_, ports);
-  std::vector<roced::v1::CounterSet> sets =
-      metrics::BuildCounterSets(files_->Read(), ports, stats);
+  std::vector<roced::v1::CounterSet> sets = ReadSets(ports);
 
   roced::v1::GetCountersResponse response;
   *response.mutable_at() = google::protobuf::util::TimeUtil::GetCurrentTime();

@@ -9,7 +9,10 @@
 //
 // Threads: Start() runs the watchdog's poller and a refresh thread that,
 // once a second, takes the RoCE ports and their netdevs from the agent's
-// state and the watchdog's times from the accepted config. Storm changes are
+// state and the watchdog's times from the accepted config, gives the
+// watchdog each RoCE netdev's PFC-enabled priorities (DCB netlink), reads each RoCE
+// netdev's carrier_changes (link flaps), and every 30 s keeps a sample of
+// the congestion counters (pauses vs ECN) for the diagnosis. Storm changes are
 // logged and published on WatchState. Every public method is thread-safe.
 #pragma once
 
@@ -28,7 +31,9 @@
 #include "hal/ethtool_stats.h"
 #include "hal/dcb_netlink.h"
 #include "metrics/counter_collector.h"
+#include "metrics/congestion_window.h"
 #include "metrics/dcb_collector.h"
+#include "metrics/link_flaps.h"
 #include "metrics/pfc_watchdog.h"
 #include "prometheus/collectable.h"
 #include "roced/v1/agent.pb.h"
@@ -74,12 +79,28 @@ class CountersRuntime {
 
   metrics::PfcWatchdog* watchdog() { return watchdog_.get(); }
 
+  // For the diagnosis: the congestion counters now against the newest kept
+  // sample at least a minute old (pause_without_ecn), and the RoCE
+  // netdevs' carrier changes (link_flaps).
+  metrics::CongestionWindow CongestionWindowNow();
+  std::vector<metrics::LinkFlaps> LinkFlaps() const;
+  // Counter files held open (tests).
+  size_t OpenCounterFiles() const { return files_->open_files(); }
+
  private:
   void Refresh();
+  // One reading of the counters, as GetCounters' sets (without rates).
+  std::vector<roced::v1::CounterSet> ReadSets(const std::vector<metrics::PortNetdev>& ports);
+  // What the PFC watchdog polls: each RoCE netdev on its PFC-enabled
+  // priorities (refresh thread only).
+  std::vector<metrics::WatchedNetdev> WatchedNetdevs(const std::vector<metrics::PortNetdev>& ports);
+  void SampleLinks(const std::vector<metrics::PortNetdev>& ports);
+  void SampleCongestionIfDue(const std::vector<metrics::PortNetdev>& ports);
   void OnStormChange(const metrics::PfcStormTransition& change);
   std::vector<metrics::PortNetdev> Ports() const;
 
   Agent* const agent_;
+  const hal::Paths paths_;
   std::unique_ptr<hal::CounterFiles> files_;
   // The options' reader, else ethtool on the live /sys, else null.
   hal::NetdevStatsReader* netdev_stats_ = nullptr;
@@ -87,7 +108,22 @@ class CountersRuntime {
   std::shared_ptr<metrics::CounterCollector> collector_;
   std::shared_ptr<metrics::PfcWatchdog> watchdog_;
   // DCB PFC state and request/indication counts, on the live /sys only.
+  const hal::DcbNetlink* dcb_ = nullptr;
   std::shared_ptr<metrics::DcbCollector> dcb_collector_;
+  // Netdevs without readable PFC state: whether their driver counts
+  // per-priority pause frames (refresh thread only).
+  std::map<std::string, bool> counts_pauses_;
+  // The agent's state version of the last full pass (ports, watchdog
+  // netdevs and options), and the passes since: a pass copies the state and
+  // asks DCB netlink only when the version moved or every
+  // kFullRefreshEvery-th pass (a PFC change made outside roced is seen
+  // within that many seconds). Refresh thread only.
+  static constexpr int kFullRefreshEvery = 10;
+  uint64_t seen_version_ = 0;
+  int passes_since_full_ = 0;
+  // Thread-safe themselves; written by the refresh thread.
+  metrics::CongestionSamples congestion_;
+  metrics::LinkFlapHistory flaps_;
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).

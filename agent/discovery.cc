@@ -43,6 +43,7 @@ std::vector<roced::v1::StateEvent> DiffDevices(const std::vector<roced::v1::Rdma
     roced::v1::DeviceEvent* ev = events.emplace_back().mutable_device();
     ev->set_kind(roced::v1::DeviceEvent::KIND_REMOVED);
     ev->set_device(name);
+    ev->set_detail(absl::StrCat("gone from sysfs (", reason, ")"));
   }
   return events;
 }

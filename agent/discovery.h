@@ -23,7 +23,16 @@ class DeviceDiscovery {
  public:
   // `use_verbs`: own a verbs context per device (the live kernel only: the
   // devices of a fixture tree do not exist for libibverbs).
-  DeviceDiscovery(hal::Paths paths, bool use_verbs) : sysfs_(std::move(paths)), use_verbs_(use_verbs) {}
+  // With verbs, the GIDs of an open device come from one
+  // ibv_query_gid_table call instead of a read of every gids/ slot.
+  DeviceDiscovery(hal::Paths paths, bool use_verbs)
+      : sysfs_(std::move(paths),
+               use_verbs ? hal::SysfsDiscovery::GidReader(
+                               [this](const std::string& device, uint32_t port) {
+                                 return verbs_.PortGids(device, port);
+                               })
+                         : nullptr),
+        use_verbs_(use_verbs) {}
 
   // Re-lists devices (opening and closing verbs contexts as they come and
   // go) and returns them, enriched with the verbs view.

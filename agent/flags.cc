@@ -75,7 +75,8 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
                "Root of debugfs (upstream mlx5 congestion-control parameters).");
   p->AddString("log-level", &f->log_level, "LEVEL", "One of debug, info, warning, error.");
   p->AddDuration("discovery-interval", &f->discovery_interval, "DUR",
-                 "Periodic device re-discovery, the backstop behind netlink events.");
+                 "Periodic device re-discovery, the backstop behind netlink events and RDMA "
+                 "device uevents, which trigger one at once.");
   p->AddBool("check-config", &f->check_config,
              "Validate --config, print the problems found (or nothing) and exit: 0 when valid, "
              "1 when not. Changes nothing.");

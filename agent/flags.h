@@ -29,7 +29,7 @@ struct Flags {
   std::string configfs_root = "/sys/kernel/config";
   std::string debugfs_root = "/sys/kernel/debug";
   std::string log_level = "info";
-  absl::Duration discovery_interval = absl::Seconds(10);
+  absl::Duration discovery_interval = absl::Seconds(60);
   bool check_config = false;
   bool version = false;
   bool help = false;

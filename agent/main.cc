@@ -1,11 +1,9 @@
 // roced: the RoCE node agent. See `roced --help`.
 #include <malloc.h>
 #include <signal.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -15,6 +13,7 @@
 #include "agent/agent.h"
 #include "agent/backends.h"
 #include "agent/counters_runtime.h"
+#include "agent/lldp_runtime.h"
 #include "agent/probe_runtime.h"
 #include "agent/flags.h"
 #include "agent/server.h"
@@ -23,6 +22,7 @@
 #include "roced/version.h"
 #include "util/args.h"
 #include "util/log.h"
+#include "util/sd_notify.h"
 #include "util/status_macros.h"
 
 namespace {
@@ -157,24 +157,30 @@ absl::StatusOr<roced::agent::ServerOptions> ServerOptionsFrom(const roced::agent
 // The main thread while serving: signals (SIGHUP reloads the config file,
 // SIGTERM/SIGINT return) and the systemd watchdog.
 void ServeSignals(const sigset_t& signals, roced::agent::Agent* agent, const std::string& config) {
-  uint64_t watchdog_usec = 0;
-  bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
-  absl::Duration tick = watchdog ? absl::Microseconds(watchdog_usec / 2) : absl::Seconds(1);
-  if (tick > absl::Seconds(1)) tick = absl::Seconds(1);
+  // Pings at half the watchdog interval; without a watchdog the thread
+  // sleeps until a signal comes.
+  const std::optional<uint64_t> watchdog_usec = roced::util::SdWatchdogUsec();
+  const bool watchdog = watchdog_usec.has_value();
+  const absl::Duration tick = watchdog ? absl::Microseconds(*watchdog_usec / 2) : absl::InfiniteDuration();
   while (true) {
-    struct timespec ts = absl::ToTimespec(tick);
-    int sig = sigtimedwait(&signals, nullptr, &ts);
-    if (watchdog) sd_notify(0, "WATCHDOG=1");
+    int sig;
+    if (watchdog) {
+      struct timespec ts = absl::ToTimespec(tick);
+      sig = sigtimedwait(&signals, nullptr, &ts);
+      roced::util::SdNotify("WATCHDOG=1");
+    } else {
+      sig = sigwaitinfo(&signals, nullptr);
+    }
     if (sig < 0) continue;  // timeout or EINTR
     if (sig == SIGHUP) {
       LOG_INFO << "SIGHUP: reloading " << config;
-      sd_notify(0, "RELOADING=1");
+      roced::util::SdNotify("RELOADING=1");
       if (absl::Status s = agent->LoadConfig(); !s.ok()) {
         LOG_ERROR << "config reload rejected; previous config stays in force:\n" << s.message();
       } else {
         LOG_INFO << "config reloaded: generation " << agent->State().config().generation();
       }
-      sd_notify(0, "READY=1");
+      roced::util::SdNotify("READY=1");
       continue;
     }
     LOG_INFO << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ": stopping";
@@ -194,15 +200,8 @@ int Run(int argc, char** argv) {
   }
   const sigset_t signals = PrepareProcess();
 
-  if (!flags.state_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.state_dir, ec);
-    if (ec) {
-      std::cerr << "roced: cannot create state directory " << flags.state_dir << ": "
-                << ec.message() << "\n";
-      return kExitError;
-    }
-  }
+  // A state directory that cannot be created or written does not stop the
+  // agent: it serves, degraded, and says why (the "state" component).
 
   // The composition root: the node's backends are chosen here, once, and
   // every part gets its share.
@@ -223,14 +222,29 @@ int Run(int argc, char** argv) {
   probe_options.factory = node.endpoints();
   probe_options.registry = registry.get();
   probe_options.sysfs_root = flags.sysfs_root;
+  probe_options.procfs_root = flags.procfs_root;
+  if (!flags.state_dir.empty()) probe_options.baseline_path = flags.state_dir + "/probe-baselines.json";
   // Peers are called with this agent's own certificate (their access
   // files give it the peer role), or plaintext under --insecure.
   if (server_options->tls.any()) probe_options.peer_credentials = roced::access::ClientTlsCredentials(server_options->tls);
   roced::agent::ProbeRuntime probes(&agent, probe_options);
   probes.Start();
 
-  roced::agent::Server server({&agent, &counters, &probes, registry}, *server_options);
+  // LLDP only on the live kernel: a fixture tree's netdev names mean
+  // nothing to it.
+  std::unique_ptr<roced::agent::LldpRuntime> lldp;
+  if (node.live()) {
+    roced::agent::LldpRuntimeOptions lldp_options;
+    if (node.dcb() != nullptr) {
+      lldp_options.dcb_read = [dcb = node.dcb()](const std::string& netdev) { return dcb->Get(netdev); };
+    }
+    lldp = std::make_unique<roced::agent::LldpRuntime>(&agent, lldp_options);
+    lldp->Start();
+  }
+
+  roced::agent::Server server({&agent, &counters, &probes, registry, lldp.get()}, *server_options);
   auto stop = [&] {
+    if (lldp) lldp->Stop();
     probes.Stop();
     counters.Stop();
     agent.Stop();
@@ -246,9 +260,9 @@ int Run(int argc, char** argv) {
            << "), unix:" << flags.socket << ", metrics "
            << flags.metrics_listen << " (port " << server.metrics_port() << "), "
            << agent.State().devices_size() << " RDMA device(s)";
-  sd_notify(0, "READY=1\nSTATUS=serving");
+  roced::util::SdNotify("READY=1\nSTATUS=serving");
   ServeSignals(signals, &agent, flags.config);
-  sd_notify(0, "STOPPING=1");
+  roced::util::SdNotify("STOPPING=1");
   server.Shutdown(absl::Seconds(5));
   stop();
   LOG_INFO << "stopped";

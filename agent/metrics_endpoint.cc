@@ -3,18 +3,26 @@
 #include <CivetServer.h>
 
 #include <exception>
+#include <map>
 #include <mutex>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "agent/openssl3_shim/shim.h"
+#include "metrics/exposition.h"
+#include "prometheus/metric_family.h"
+#include "util/gzip.h"
 #include "util/status_macros.h"
 
 namespace roced::agent {
 namespace {
 
-// civetweb calls init_ssl from inside the Exposer's constructor with its
-// own CivetServer as user data, so the TLS context reaches the callback
-// through this slot, set only while one endpoint is being constructed.
+// civetweb calls init_ssl from inside CivetServer's constructor with the
+// server as user data, before the constructor returns, so the TLS context
+// reaches the callback through this slot, set only while one endpoint is
+// being constructed.
 std::mutex g_starting_mu;
 TlsServerContext* g_starting = nullptr;  // guarded by g_starting_mu
 
@@ -26,6 +34,130 @@ int InitSsl(void* ssl_ctx, void* /*civet_server*/) {
 }
 
 }  // namespace
+
+// GET /metrics. civetweb runs it on its two worker threads, possibly both at
+// once: the collectables are copied under mu_ and collected without it.
+class MetricsHandler : public CivetHandler {
+ public:
+  explicit MetricsHandler(std::shared_ptr<BasicAuth> auth) : auth_(std::move(auth)) {}
+
+  void Register(const std::weak_ptr<prometheus::Collectable>& c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    collectables_.push_back(c);
+  }
+
+  bool has_auth() const { return auth_ != nullptr; }
+
+  bool handleGet(CivetServer* /*server*/, mg_connection* conn) override {
+    if (auth_ != nullptr && !Authorized(conn)) {
+      static constexpr char kBody[] = "401 Unauthorized\n";
+      mg_printf(conn,
+                "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"roced\"\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s",
+                sizeof(kBody) - 1, kBody);
+      Count(401, sizeof(kBody) - 1);
+      return true;
+    }
+    thread_local std::string text;  // kept between scrapes: no regrowth
+    text.clear();
+    WriteAll(&text);
+    const std::string* body = &text;
+    const bool gzip = util::AcceptsGzip(mg_get_header(conn, "Accept-Encoding"));
+    thread_local util::GzipEncoder encoder(kMetricsGzipLevel);
+    thread_local std::string compressed;
+    if (gzip && encoder.Compress(text, &compressed).ok()) body = &compressed;
+    mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n%sContent-Length: %zu\r\n\r\n",
+              metrics::kTextContentType, body == &compressed ? "Content-Encoding: gzip\r\n" : "",
+              body->size());
+    mg_write(conn, body->data(), body->size());
+    Count(200, body->size());
+    return true;
+  }
+
+ private:
+  bool Authorized(mg_connection* conn) {
+    const char* header = mg_get_header(conn, "Authorization");
+    if (header == nullptr) return false;
+    absl::string_view value = absl::StripLeadingAsciiWhitespace(header);
+    if (value.size() < 6 || !absl::EqualsIgnoreCase(value.substr(0, 6), "basic ")) return false;
+    std::string decoded;
+    if (!absl::Base64Unescape(absl::StripAsciiWhitespace(value.substr(6)), &decoded)) return false;
+    const size_t colon = decoded.find(':');
+    if (colon == std::string::npos) return false;
+    return auth_->Check(decoded.substr(0, colon), decoded.substr(colon + 1));
+  }
+
+  // Every collectable's families, in registration order: as text from
+  // those that write it themselves, else through metrics::AppendFamily.
+  void WriteAll(std::string* out) {
+    std::vector<std::shared_ptr<prometheus::Collectable>> live;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      live.reserve(collectables_.size());
+      for (auto it = collectables_.begin(); it != collectables_.end();) {
+        if (std::shared_ptr<prometheus::Collectable> c = it->lock()) {
+          live.push_back(std::move(c));
+          ++it;
+        } else {
+          it = collectables_.erase(it);
+        }
+      }
+    }
+    for (const auto& c : live) {
+      if (const auto* text = dynamic_cast<const metrics::TextCollectable*>(c.get())) {
+        text->AppendText(out);
+      } else {
+        for (const prometheus::MetricFamily& f : c->Collect()) metrics::AppendFamily(f, out);
+      }
+    }
+    std::vector<prometheus::MetricFamily> own;
+    AppendOwnFamilies(&own);
+    for (const prometheus::MetricFamily& f : own) metrics::AppendFamily(f, out);
+  }
+
+  // roced_metrics_requests_total{code} and roced_metrics_response_bytes_total.
+  void AppendOwnFamilies(std::vector<prometheus::MetricFamily>* families) {
+    prometheus::MetricFamily requests{
+        "roced_metrics_requests_total",
+        "Requests the /metrics endpoint answered, by HTTP status code (before this one).",
+        prometheus::MetricType::Counter,
+        {}};
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    for (const auto& [code, n] : requests_by_code_) {
+      prometheus::ClientMetric m;
+      m.label = {{"code", absl::StrCat(code)}};
+      m.counter.value = static_cast<double>(n);
+      requests.metric.push_back(std::move(m));
+    }
+    prometheus::MetricFamily bytes{
+        "roced_metrics_response_bytes_total",
+        "Bytes of /metrics response bodies sent, after compression (before this one).",
+        prometheus::MetricType::Counter,
+        {}};
+    prometheus::ClientMetric b;
+    b.counter.value = static_cast<double>(response_bytes_);
+    bytes.metric.push_back(std::move(b));
+    families->push_back(std::move(requests));
+    families->push_back(std::move(bytes));
+  }
+
+  void Count(int code, size_t bytes) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++requests_by_code_[code];
+    response_bytes_ += bytes;
+  }
+
+  const std::shared_ptr<BasicAuth> auth_;
+  std::mutex mu_;  // guards collectables_
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  std::mutex stats_mu_;  // guards the two below
+  // 200 and 401 exist from the start (a series that appears only once
+  // something went wrong is one a rate() cannot see begin).
+  std::map<int, uint64_t> requests_by_code_{{200, 0}, {401, 0}};
+  uint64_t response_bytes_ = 0;
+};
+
+MetricsEndpoint::MetricsEndpoint() = default;
 
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     const std::string& civet_listen, const WebConfig& web) {
@@ -43,43 +175,44 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     options[1] += "s";  // civetweb: a port ending in 's' speaks TLS
     callbacks.init_ssl = &InitSsl;
   }
+  // In place before the server starts: no request is ever served without it.
+  ep->handler_ = std::make_unique<MetricsHandler>(
+      web.basic_auth_users.empty() ? nullptr
+                                   : std::make_shared<BasicAuth>(web.basic_auth_users));
   try {
     std::lock_guard<std::mutex> lock(g_starting_mu);
     g_starting = ep->tls_.get();
     struct Reset {
       ~Reset() { g_starting = nullptr; }
     } reset;
-    ep->exposer_ = std::make_unique<prometheus::Exposer>(options, &callbacks);
+    ep->server_ = std::make_unique<CivetServer>(options, &callbacks);
   } catch (const std::exception& e) {
     // civetweb reports a failed bind (and a refused TLS set-up) this way.
     return absl::UnavailableError(absl::StrCat("cannot listen on ", civet_listen, ": ", e.what()));
   }
-  if (!web.basic_auth_users.empty()) {
-    auto auth = std::make_shared<BasicAuth>(web.basic_auth_users);
-    ep->auth_ = auth;
-    ep->exposer_->RegisterAuth(
-        [auth](const std::string& user, const std::string& password) {
-          return auth->Check(user, password);
-        },
-        "roced", "/metrics");
-  }
+  ep->server_->addHandler("/metrics", ep->handler_.get());
   return ep;
 }
 
-MetricsEndpoint::~MetricsEndpoint() { exposer_.reset(); }
-
-void MetricsEndpoint::RegisterCollectable(const std::weak_ptr<prometheus::Collectable>& c) {
-  exposer_->RegisterCollectable(c);
+MetricsEndpoint::~MetricsEndpoint() {
+  if (server_) server_->close();
+  server_.reset();
 }
 
-std::vector<int> MetricsEndpoint::GetListeningPorts() const { return exposer_->GetListeningPorts(); }
+void MetricsEndpoint::RegisterCollectable(const std::weak_ptr<prometheus::Collectable>& c) {
+  handler_->Register(c);
+}
+
+std::vector<int> MetricsEndpoint::GetListeningPorts() const {
+  return server_->getListeningPorts();
+}
 
 std::string MetricsEndpoint::Describe() const {
   std::string out = tls_ ? "https" : "http";
   if (tls_ && client_auth_ != ClientAuth::kNoClientCert) {
     absl::StrAppend(&out, ", client certificates: ", ClientAuthName(client_auth_));
   }
-  if (auth_) absl::StrAppend(&out, ", basic auth");
+  if (handler_->has_auth()) absl::StrAppend(&out, ", basic auth");
   return out;
 }
 

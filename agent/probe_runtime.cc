@@ -4,11 +4,13 @@
 #include <utility>
 
 #include "agent/grpc_peer_client.h"
+#include "hal/sysfs_discovery.h"
 #include "model/probe_limits.h"
 #include "probe/stats.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/proto_time.h"
+#include "util/thread_name.h"
 
 namespace roced::agent {
 
@@ -29,7 +31,11 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
 }  // namespace
 
 ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
-    : agent_(agent), options_(std::move(options)), history_(options_.history_per_peer) {
+    : agent_(agent),
+      options_(std::move(options)),
+      history_(options_.history_per_peer),
+      baselines_(options_.baseline_path) {
+  baselines_.Load();
   if (options_.name.empty()) options_.name = util::Hostname("roced");
   factory_ = options_.factory;
   probe::PeerClient* peers = options_.peers;
@@ -96,6 +102,9 @@ void ProbeRuntime::Stop() {
   reaper_.Stop();
   scheduler_.Stop();
   JoinFinishedWorkers(/*all=*/true);
+  if (absl::Status s = baselines_.Save(); !s.ok()) {
+    LOG_WARNING << "probe baselines not saved: " << s.message();
+  }
 }
 
 size_t ProbeRuntime::responder_endpoints() const { return responders_->size(); }
@@ -107,6 +116,7 @@ absl::StatusOr<probe::LocalPort> ProbeRuntime::ResolveLocalPort() const {
 absl::StatusOr<roced::v1::ProbeResult> ProbeRuntime::RunProbe(
     const roced::v1::RunProbeRequest& request) {
   if (stopping_.load()) return absl::UnavailableError("agent is stopping");
+  // Any gRPC thread: its own copy (the cached one is the scheduler's).
   const roced::v1::ProbeConfig pc = agent_->State().config().desired().probes();
   absl::StatusOr<probe::ProbeParams> params = probe::ResolveParams(request, pc);
   if (!params.ok()) return params.status();
@@ -133,6 +143,7 @@ void ProbeRuntime::Record(const probe::InitiatorRun& run) {
         .Set(result.bandwidth().gbps() * 1e9);
   }
   history_.Add(result);
+  if (result.success() && peer != kAdhocPeerLabel) RecordBaseline(result);
   if (result.success()) {
     last_success_->Add({{"peer", peer}, {"kind", ProbeKindName(result.kind())}})
         .Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
@@ -140,6 +151,22 @@ void ProbeRuntime::Record(const probe::InitiatorRun& run) {
     failures_->Add({{"peer", peer}, {"reason", result.failure_reason()}}).Increment();
     LOG_INFO << "probe " << ProbeKindName(result.kind()) << " to " << result.peer()
              << " failed: " << result.failure_reason() << ": " << result.failure_detail();
+  }
+}
+
+void ProbeRuntime::RecordBaseline(const roced::v1::ProbeResult& result) {
+  probe::DeviceVersion version;
+  const roced::v1::NodeState state = agent_->State();
+  for (const auto& dev : state.devices()) {
+    if (dev.name() != result.device()) continue;
+    hal::Paths paths;
+    paths.sysfs = options_.sysfs_root;
+    paths.procfs = options_.procfs_root;
+    version = {dev.driver(), hal::DriverVersion(paths, dev.driver()), dev.fw_version()};
+  }
+  baselines_.Add(result, version, absl::Now());
+  if (absl::Status s = baselines_.SaveIfDue(absl::Now()); !s.ok()) {
+    LOG_WARNING << "probe baselines not saved: " << s.message();
   }
 }
 
@@ -199,7 +226,11 @@ void ProbeRuntime::RunDueProbes() {
     if (stopped_) return;
   }
   JoinFinishedWorkers(/*all=*/false);
-  const roced::v1::ProbeConfig pc = agent_->State().config().desired().probes();
+  if (const uint64_t version = agent_->StateVersion(); version != probe_config_version_) {
+    probe_config_ = agent_->State().config().desired().probes();
+    probe_config_version_ = version;
+  }
+  const roced::v1::ProbeConfig& pc = probe_config_;
   std::vector<std::string> peers;
   for (const auto& peer : pc.peers()) peers.push_back(peer.name());
   const absl::Time now = absl::Now();
@@ -232,6 +263,7 @@ void ProbeRuntime::RunDueProbes() {
     auto done = std::make_shared<std::atomic<bool>>(false);
     auto held = std::make_shared<probe::ProbeLimiter::Slot>(std::move(*slot));
     std::thread t([this, p = *params, held, done] {
+      util::NameThisThread(p.kind == roced::v1::PROBE_KIND_BANDWIDTH ? "roced-probe-bw" : "roced-probe-lat");
       Record(initiator_->Run(p, &stopping_));
       held->Release();
       done->store(true);

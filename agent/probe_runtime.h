@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
+#include "probe/baseline.h"
 #include "probe/endpoint.h"
 #include "probe/history.h"
 #include "probe/initiator.h"
@@ -96,6 +97,11 @@ struct ProbeRuntimeOptions {
   probe::PeerClient* peers = nullptr;
   // How GrpcPeerClient calls peers (the agent's client TLS); null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
+  // Where the probe baselines per driver/firmware are kept
+  // (<state-dir>/probe-baselines.json); empty: in memory only.
+  std::string baseline_path;
+  // Where the local driver's version is read (hal::DriverVersion).
+  std::string procfs_root = "/proc";
 };
 
 // The `peer` label of probes to addresses that are not configured peers.
@@ -123,6 +129,9 @@ class ProbeRuntime {
   std::vector<roced::v1::ProbeResult> ListResults(
       const roced::v1::ListProbeResultsRequest& request) const;
   std::vector<roced::v1::ProbeSummary> Summaries() const;
+  // The configured peers' figures per local driver/firmware (the
+  // diagnosis' probe_baseline check).
+  roced::v1::ProbeBaselines Baselines() const { return baselines_.Snapshot(); }
 
   // Whether RunProbe's `peer` is one of the desired config's probes.peers
   // (by name or by address): what an operator may probe without admin.
@@ -142,8 +151,11 @@ class ProbeRuntime {
  private:
   // The probing port from the agent's current state and desired config.
   absl::StatusOr<probe::LocalPort> ResolveLocalPort() const;
-  // Records a finished probe: history, metrics, the log.
+  // Records a finished probe: history, metrics, the log, the baselines.
   void Record(const probe::InitiatorRun& run);
+  // A configured peer's successful result into the baselines, under the
+  // local device's driver and firmware now.
+  void RecordBaseline(const roced::v1::ProbeResult& result);
   // The lease reaper's pass (every second) and the scheduler's: how long
   // until a probe is due (at most 1 s, so config changes are seen), and a
   // pass that starts the due ones.
@@ -159,8 +171,14 @@ class ProbeRuntime {
   std::unique_ptr<probe::Initiator> initiator_;
   std::unique_ptr<probe::ResponderRegistry> responders_;
   probe::ProbeHistory history_;
+  probe::ProbeBaselineStore baselines_;
   probe::ProbeLimiter limiter_;
   probe::ProbeSchedule schedule_;
+  // The accepted config's probes section and the state version it was
+  // copied at: a pass copies the state only when the version moved
+  // (scheduler thread only).
+  uint64_t probe_config_version_ = 0;
+  roced::v1::ProbeConfig probe_config_;
   // Set by Stop(): running probes end with "cancelled".
   std::atomic<bool> stopping_{false};
 

@@ -32,6 +32,7 @@ std::vector<roced::v1::RdmaDevice> PublishedState::SwapDevices(std::vector<roced
   state_.clear_devices();
   for (auto& d : devices) *state_.add_devices() = std::move(d);
   *state_.mutable_observed_at() = TimeUtil::GetCurrentTime();
+  Bump();
   return before;
 }
 
@@ -41,13 +42,16 @@ void PublishedState::SetComponentHealth(const std::string& name, bool healthy, c
   for (auto& existing : *state_.mutable_agent()->mutable_components()) {
     if (existing.name() == name) c = &existing;
   }
+  bool changed = c == nullptr;
   if (c == nullptr) {
     c = state_.mutable_agent()->add_components();
     c->set_name(name);
   }
+  changed = changed || c->healthy() != healthy || c->message() != message;
   c->set_healthy(healthy);
   c->set_message(message);
   if (healthy) *c->mutable_last_success() = TimeUtil::GetCurrentTime();
+  if (changed) Bump();
 }
 
 void PublishedState::SetAccepted(const roced::v1::AcceptedConfig& accepted) {
@@ -66,6 +70,7 @@ void PublishedState::SetAccepted(const roced::v1::AcceptedConfig& accepted) {
   } else {
     cs->clear_confirm_deadline();
   }
+  Bump();
 }
 
 void PublishedState::AddWarning(const std::string& warning) {
@@ -74,21 +79,31 @@ void PublishedState::AddWarning(const std::string& warning) {
     if (w == warning) return;
   }
   state_.mutable_agent()->add_warnings(warning);
+  Bump();
 }
 
 void PublishedState::SetConfigError(const std::string& error) {
   std::lock_guard<std::mutex> lock(mu_);
   state_.mutable_config()->set_last_error(error);
+  Bump();
 }
 
 void PublishedState::ClearConfigError() {
   std::lock_guard<std::mutex> lock(mu_);
   state_.mutable_config()->clear_last_error();
+  Bump();
+}
+
+void PublishedState::SetConfirmDeadline(const google::protobuf::Timestamp& deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *state_.mutable_config()->mutable_confirm_deadline() = deadline;
+  Bump();
 }
 
 void PublishedState::ClearConfirmDeadline() {
   std::lock_guard<std::mutex> lock(mu_);
   state_.mutable_config()->clear_confirm_deadline();
+  Bump();
 }
 
 void PublishedState::SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields) {
@@ -96,6 +111,7 @@ void PublishedState::SetFields(bool converged, const std::vector<roced::v1::Fiel
   state_.mutable_config()->set_converged(converged);
   state_.clear_fields();
   for (const auto& f : fields) *state_.add_fields() = f;
+  Bump();
 }
 
 }  // namespace roced::agent

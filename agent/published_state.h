@@ -8,6 +8,8 @@
 // and any component reporting its health.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -23,6 +25,12 @@ class PublishedState {
   PublishedState();
 
   roced::v1::NodeState Snapshot() const;
+  // Goes up with every change a reader could see (devices, config,
+  // fields, warnings, a component's health or message; not the timestamps
+  // alone), so a reader polling every second copies the state only when
+  // it moved. Read it before Snapshot(): a change between the two is seen
+  // on the next poll.
+  uint64_t Version() const { return version_.load(std::memory_order_acquire); }
   std::vector<roced::v1::RdmaDevice> Devices() const;
   // Replaces the device list; returns the one it replaced.
   std::vector<roced::v1::RdmaDevice> SwapDevices(std::vector<roced::v1::RdmaDevice> devices);
@@ -36,12 +44,16 @@ class PublishedState {
   void SetConfigError(const std::string& error);
   void ClearConfigError();
   void ClearConfirmDeadline();
+  void SetConfirmDeadline(const google::protobuf::Timestamp& deadline);
   // The outcome of a reconcile pass.
   void SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields);
 
  private:
   mutable std::mutex mu_;
   roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> version_{1};
+  // Under mu_, after the change.
+  void Bump() { version_.fetch_add(1, std::memory_order_acq_rel); }
 };
 
 }  // namespace roced::agent

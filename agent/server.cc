@@ -50,6 +50,7 @@ Server::Server(ServedParts parts, ServerOptions options)
     : agent_(parts.agent),
       counters_(parts.counters),
       probes_(parts.probes),
+      lldp_(parts.lldp),
       registry_(std::move(parts.registry)),
       options_(std::move(options)),
       audit_(options_.audit_log),
@@ -58,6 +59,7 @@ Server::Server(ServedParts parts, ServerOptions options)
       peer_service_(&gate_) {
   agent_service_.set_counters(counters_);
   agent_service_.set_probes(probes_);
+  agent_service_.set_lldp(lldp_);
   peer_service_.set_runtime(probes_);
   peer_service_.set_counters(counters_);
 }
@@ -176,17 +178,20 @@ absl::Status Server::StartMetrics() {
     return absl::Status(endpoint.status().code(), absl::StrCat("metrics endpoint on ", options_.metrics_listen, ": ",
                                                                endpoint.status().message()));
   }
-  exposer_ = *std::move(endpoint);
+  metrics_endpoint_ = *std::move(endpoint);
   collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
-  exposer_->RegisterCollectable(collector_);
+  metrics_endpoint_->RegisterCollectable(collector_);
   if (counters_ != nullptr) {
-    for (const auto& c : counters_->Collectables()) exposer_->RegisterCollectable(c);
+    for (const auto& c : counters_->Collectables()) metrics_endpoint_->RegisterCollectable(c);
   }
-  if (registry_ != nullptr) exposer_->RegisterCollectable(registry_);
-  auto ports = exposer_->GetListeningPorts();
+  if (lldp_ != nullptr) {
+    for (const auto& c : lldp_->Collectables()) metrics_endpoint_->RegisterCollectable(c);
+  }
+  if (registry_ != nullptr) metrics_endpoint_->RegisterCollectable(registry_);
+  auto ports = metrics_endpoint_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports.front();
   agent_->SetComponentHealth("metrics", true,
-                             absl::StrCat("listening on port ", metrics_port_, " (", exposer_->Describe(), ")"));
+                             absl::StrCat("listening on port ", metrics_port_, " (", metrics_endpoint_->Describe(), ")"));
   return absl::OkStatus();
 }
 
@@ -203,7 +208,7 @@ void Server::Shutdown(absl::Duration grace) {
     grpc_.reset();
   }
   unix_.reset();
-  exposer_.reset();
+  metrics_endpoint_.reset();
 }
 
 }  // namespace roced::agent

@@ -20,10 +20,11 @@
 #include "agent/gate.h"
 #include "agent/unix_listener.h"
 #include "agent/counters_runtime.h"
+#include "agent/lldp_runtime.h"
 #include "agent/metrics_endpoint.h"
 #include "agent/probe_runtime.h"
 #include "metrics/node_collector.h"
-#include "prometheus/exposer.h"
+#include "prometheus/collectable.h"
 #include "prometheus/registry.h"
 
 namespace roced::agent {
@@ -108,6 +109,8 @@ struct ServedParts {
   ProbeRuntime* probes = nullptr;
   // The agent's and the runtimes' metric families, exposed on /metrics.
   std::shared_ptr<prometheus::Registry> registry;
+  // The LLDP listener (null: none, as on a fixture tree).
+  LldpRuntime* lldp = nullptr;
 };
 
 class Server {
@@ -136,6 +139,7 @@ class Server {
   Agent* const agent_;
   CountersRuntime* const counters_;
   ProbeRuntime* const probes_;
+  LldpRuntime* const lldp_;
   const std::shared_ptr<prometheus::Registry> registry_;
   ServerOptions options_;
   UnixPeers unix_peers_;
@@ -145,7 +149,7 @@ class Server {
   AgentService agent_service_;
   ProbePeerService peer_service_;
   std::unique_ptr<grpc::Server> grpc_;
-  std::unique_ptr<MetricsEndpoint> exposer_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::shared_ptr<metrics::NodeCollector> collector_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "util/thread_name.h"
 #include "util/log.h"
 
 namespace roced::agent {
@@ -122,7 +123,7 @@ void UnixListener::Serve(grpc::Server* server) {
 }
 
 void UnixListener::AcceptLoop(grpc::Server* server) {
-  pthread_setname_np(pthread_self(), "roced-unix");
+  util::NameThisThread("roced-unix");
   while (true) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {

@@ -34,9 +34,10 @@ DIRECT = {
     "reconcile": {"hal", "model"},
     "probe": {"hal", "model"},
     "metrics": {"hal", "model"},
+    "mesh": {"util"},
     "diagnose": {"reconcile", "probe", "metrics"},
-    "agent": {"diagnose", "reconcile", "probe", "metrics", "hal", "model", "access", "util"},
-    "tools": {"diagnose", "reconcile", "probe", "metrics", "hal", "model", "access", "util"},
+    "agent": {"diagnose", "reconcile", "probe", "metrics", "mesh", "hal", "model", "access", "util"},
+    "tools": {"diagnose", "reconcile", "probe", "metrics", "mesh", "hal", "model", "access", "util"},
 }
 OURS = set(DIRECT)
 

@@ -11,6 +11,10 @@
 // | roce_mode      | rdma_cm's default mode left at RoCE v1                                 |
 // | pfc_dscp       | RoCE's DSCP classified to a priority without PFC; PFC on a priority    |
 // |                | no DSCP maps to; PFC with PCP trust; no PFC at all                      |
+// | switch_alignment | the switch's LLDP against the host: RoCE's DSCP on another priority  |
+// |                | or lossless on one side only (errors), PFC sets differing, the switch's |
+// |                | maximum frame size below the host MTU, willing with a static config,   |
+// |                | no LLDP heard                                                          |
 // | ecn            | ECN notification/reaction point off on a PFC priority                  |
 // | mtu            | RoCE MTU below 4096 because of the netdev MTU                          |
 // | pcie           | a NIC trained below its slot's width or speed                          |
@@ -18,6 +22,15 @@
 // | memlock        | the agent's RLIMIT_MEMLOCK is limited (RDMA registers pinned memory)   |
 // | probes         | the latest probe of a peer failed                                      |
 // | converged      | the accepted config is not in force                                    |
+// | pause_without_ecn | PFC pauses on a priority up by > 1000 over 60-90 s while ECN marks |
+// |                | and CNPs stay flat (congestion left to PFC alone)                      |
+// | link_flaps     | more than 3 carrier changes of a RoCE netdev within 6 hours            |
+// | probe_baseline | a peer's probe latency (p50 +20%, p99 +50%) or bandwidth (-10%) worse  |
+// |                | than under the local device's previous driver/firmware                 |
+// | numa_locality  | hugepages, the agent's CPUs or the NIC's IRQs only on other NUMA nodes  |
+// | neighbours     | a probe peer's next hop without a resolved neighbour entry             |
+// | arp_flux       | RoCE netdevs sharing a subnet without arp_ignore/arp_announce/rp_filter |
+// | clock_sync     | the system clock not synchronised (adjtimex), PTP clocks left unused    |
 //
 // Pure functions of their inputs; the agent gathers them.
 #pragma once
@@ -29,7 +42,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "hal/arp_sysctls.h"
+#include "hal/clock_sync.h"
 #include "hal/hugepage_pools.h"
+#include "metrics/congestion_window.h"
+#include "metrics/link_flaps.h"
+#include "hal/neighbours.h"
+#include "hal/numa_locality.h"
+#include "hal/paths.h"
+#include "probe/verbs_endpoint.h"
 #include "reconcile/apply.h"
 #include "reconcile/state.h"
 #include "roced/v1/agent.pb.h"
@@ -46,6 +67,38 @@ struct Inputs {
   std::map<uint64_t, uint64_t> hugepages;
   // The agent's RLIMIT_MEMLOCK (soft) in bytes; nullopt = unlimited.
   std::optional<uint64_t> memlock_bytes;
+  // pause_without_ecn: the RoCE netdevs' congestion counters at the start
+  // and end of a window; nullopt when the agent samples none (no counters
+  // runtime), so the check has nothing to say.
+  std::optional<metrics::CongestionWindow> congestion;
+  // link_flaps: the carrier changes of each watched RoCE netdev.
+  std::vector<metrics::LinkFlaps> link_flaps;
+  // probe_baseline: the probe figures per driver/firmware (the caller adds
+  // them, like the probe summaries).
+  roced::v1::ProbeBaselines probe_baselines;
+  // numa_locality: the CPUs of each NUMA node, the CPUs the agent may run
+  // on (empty: unknown), the hugepages of each NUMA node (node -> page size
+  // kB -> pages) and each RDMA device's IRQs with the CPUs they may go to.
+  std::map<int32_t, hal::CpuSet> numa_cpus;
+  hal::CpuSet allowed_cpus;
+  std::map<int32_t, std::map<uint64_t, uint64_t>> numa_hugepages;
+  std::map<std::string, std::map<uint32_t, hal::CpuSet>> device_irqs;
+  // numa_locality: probe buffers not bound to their NIC's node so far.
+  probe::BufferBindFailures probe_buffer_binds;
+  // neighbours, arp_flux: each RoCE netdev's addresses and neighbour table,
+  // and its ARP sysctls with conf/all's; a netdev missing was not read.
+  std::map<std::string, std::vector<hal::IpAddress>> addresses;
+  std::map<std::string, std::vector<hal::Neighbour>> neighbours;
+  std::map<std::string, hal::ArpSysctls> arp_sysctls;
+  hal::ArpSysctls arp_sysctls_all;
+  // clock_sync: the kernel's clock (nullopt: adjtimex failed) and the PTP
+  // hardware clocks.
+  std::optional<hal::KernelClock> clock;
+  std::vector<hal::PtpClock> ptp_clocks;
+  // neighbours: the kernel's route to each peer address (PeerAddresses),
+  // read when the netdevs are live (GatherHost's live_netdevs).
+  bool live_netdevs = false;
+  std::map<std::string, hal::RouteHop> routes;
 };
 
 // Gathers the inputs besides the state: each RoCE netdev's QoS through
@@ -53,6 +106,23 @@ struct Inputs {
 // nothing to the running kernel), the node-wide hugepage pools and this
 // process's RLIMIT_MEMLOCK. The caller serialises calls into `node`.
 Inputs Gather(roced::v1::NodeState state, reconcile::NodeIo* node, const hal::HugepagePools& hugepages);
+
+// Adds what the host checks read (numa_locality, neighbours, arp_flux,
+// clock_sync) to `in`, whose state is already set: NUMA topology,
+// hugepages per node, IRQ affinity, PTP clocks and each RoCE netdev's ARP
+// sysctls under `paths`; with `live_netdevs` (the RoCE netdevs are the
+// running kernel's, not a fixture tree's) also their addresses and
+// neighbours over rtnetlink. Thread-safe; reads only.
+void GatherHost(const hal::Paths& paths, bool live_netdevs, Inputs* in);
+
+// Where RoCE traffic to peers goes, the neighbours check's targets: each
+// probe peer's data-plane address (from its GID) and configured peer
+// addresses that are IP literals; address -> peer name.
+std::map<std::string, std::string> PeerAddresses(const Inputs& in);
+
+// Adds the kernel's route to each of PeerAddresses(*in) when GatherHost
+// found the netdevs live. Call once the probe summaries are in the state.
+void GatherRoutes(Inputs* in);
 
 struct CheckInfo {
   const char* name;

@@ -260,6 +260,44 @@ std::vector<PortCounterSet> CounterFiles::Read() {
   return out;
 }
 
+void CounterFiles::ReadInto(std::vector<PortCounterSet>* sets) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!scanned_ || MonotonicNow() - last_scan_ >= rescan_interval_) RescanLocked();
+    if (UpdateInPlaceLocked(sets)) return;
+  }
+  *sets = Read();
+}
+
+bool CounterFiles::UpdateInPlaceLocked(std::vector<PortCounterSet>* sets) {
+  size_t i = 0;
+  for (auto& [device, dirs] : devices_) {
+    for (Dir& dir : dirs) {
+      if (i >= sets->size()) return false;
+      PortCounterSet& set = (*sets)[i++];
+      if (set.port != dir.port || set.source != dir.source || set.device != device ||
+          set.values.size() != dir.files.size()) {
+        return false;
+      }
+      for (size_t j = 0; j < dir.files.size(); ++j) {
+        File& f = dir.files[j];
+        if (set.values[j].name != f.name) return false;
+        uint64_t value = 0;
+        if (ReadCounter(f.fd, dir.path, f.name, &value) != ReadOutcome::kValue) return false;
+        set.values[j].value = value;
+      }
+    }
+  }
+  return i == sets->size();
+}
+
+std::set<std::string> CounterFiles::Devices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> out;
+  for (const auto& [device, dirs] : devices_) out.insert(device);
+  return out;
+}
+
 size_t CounterFiles::open_files() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_files_;

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,8 +80,21 @@ class CounterFiles {
   // left out of this read only.
   std::vector<PortCounterSet> Read();
 
+  // Read() into `sets`, reusing what it holds: when `sets` is what an
+  // earlier read left and the files are the same (no device, port or
+  // counter came or went) and every one of them was read, only the values
+  // are rewritten in place, without an allocation (the scrape path: a
+  // scrape of 1,800 counters spent more time copying names than reading).
+  // Otherwise as `*sets = Read()`.
+  void ReadInto(std::vector<PortCounterSet>* sets);
+
   // Descriptors currently held open (tests, and the budget check).
   size_t open_files() const;
+
+  // The devices with at least one counter file, as of the last rescan (a
+  // device dropped because its files answered "gone" is not among them
+  // until a rescan finds it again).
+  std::set<std::string> Devices() const;
 
  private:
   struct File {
@@ -96,6 +110,9 @@ class CounterFiles {
   };
 
   void RescanLocked();
+  // ReadInto's fast path: false (and `sets` partly rewritten) when the
+  // layout differs or a file did not read.
+  bool UpdateInPlaceLocked(std::vector<PortCounterSet>* sets);
   void SyncDir(const std::string& path, Dir* dir);
   void CloseFile(File* file);
   void DropDevice(const std::string& device);

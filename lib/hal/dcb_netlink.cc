@@ -165,40 +165,65 @@ std::optional<int> ParseSetStatus(nlmsghdr* reply) {
 
 namespace {
 
+std::optional<DcbEts> EtsAttr(nlattr* attr) {
+  if (attr == nullptr || nla_len(attr) < static_cast<int>(sizeof(ieee_ets))) return std::nullopt;
+  ieee_ets k;
+  std::memcpy(&k, nla_data(attr), sizeof(k));
+  DcbEts e;
+  CopyEts(k, &e);
+  return e;
+}
+
+std::optional<DcbPfc> PfcAttr(nlattr* attr) {
+  if (attr == nullptr || nla_len(attr) < static_cast<int>(sizeof(ieee_pfc))) return std::nullopt;
+  ieee_pfc k;
+  std::memcpy(&k, nla_data(attr), sizeof(k));
+  DcbPfc p;
+  p.pfc_cap = k.pfc_cap;
+  p.pfc_en = k.pfc_en;
+  p.mbc = k.mbc;
+  p.delay = k.delay;
+  for (int i = 0; i < 8; ++i) {
+    p.requests[i] = k.requests[i];
+    p.indications[i] = k.indications[i];
+  }
+  return p;
+}
+
+// The DCB_ATTR_IEEE_APP entries of an app table (ours, or the peer's).
+std::vector<DcbApp> AppsAttr(nlattr* table) {
+  std::vector<DcbApp> apps;
+  nlattr* attr;
+  int rem;
+  nla_for_each_nested(attr, table, rem) {
+    if (nla_type(attr) != DCB_ATTR_IEEE_APP || nla_len(attr) < static_cast<int>(sizeof(dcb_app))) continue;
+    dcb_app app;
+    std::memcpy(&app, nla_data(attr), sizeof(app));
+    apps.push_back({app.selector, app.priority, app.protocol});
+  }
+  return apps;
+}
+
 void ParseIeeeAttrs(nlattr* nested, DcbReading* reading) {
   nlattr* ieee[DCB_ATTR_IEEE_MAX + 1] = {};
   if (nla_parse_nested(ieee, DCB_ATTR_IEEE_MAX, nested, nullptr) < 0) return;
-  if (ieee[DCB_ATTR_IEEE_ETS] && nla_len(ieee[DCB_ATTR_IEEE_ETS]) >= static_cast<int>(sizeof(ieee_ets))) {
-    ieee_ets k;
-    std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_ETS]), sizeof(k));
-    DcbEts e;
-    CopyEts(k, &e);
-    reading->ets = e;
-  }
-  if (ieee[DCB_ATTR_IEEE_PFC] && nla_len(ieee[DCB_ATTR_IEEE_PFC]) >= static_cast<int>(sizeof(ieee_pfc))) {
-    ieee_pfc k;
-    std::memcpy(&k, nla_data(ieee[DCB_ATTR_IEEE_PFC]), sizeof(k));
-    DcbPfc p;
-    p.pfc_cap = k.pfc_cap;
-    p.pfc_en = k.pfc_en;
-    p.mbc = k.mbc;
-    p.delay = k.delay;
+  reading->ets = EtsAttr(ieee[DCB_ATTR_IEEE_ETS]);
+  reading->pfc = PfcAttr(ieee[DCB_ATTR_IEEE_PFC]);
+  if (ieee[DCB_ATTR_DCB_BUFFER] && nla_len(ieee[DCB_ATTR_DCB_BUFFER]) >= static_cast<int>(sizeof(dcbnl_buffer))) {
+    dcbnl_buffer k;
+    std::memcpy(&k, nla_data(ieee[DCB_ATTR_DCB_BUFFER]), sizeof(k));
+    DcbBuffer b;
     for (int i = 0; i < 8; ++i) {
-      p.requests[i] = k.requests[i];
-      p.indications[i] = k.indications[i];
+      b.prio2buffer[i] = k.prio2buffer[i];
+      b.buffer_size[i] = k.buffer_size[i];
     }
-    reading->pfc = p;
+    b.total_size = k.total_size;
+    reading->buffer = b;
   }
-  if (ieee[DCB_ATTR_IEEE_APP_TABLE]) {
-    nlattr* attr;
-    int rem;
-    nla_for_each_nested(attr, ieee[DCB_ATTR_IEEE_APP_TABLE], rem) {
-      if (nla_type(attr) != DCB_ATTR_IEEE_APP || nla_len(attr) < static_cast<int>(sizeof(dcb_app))) continue;
-      dcb_app app;
-      std::memcpy(&app, nla_data(attr), sizeof(app));
-      reading->apps.push_back({app.selector, app.priority, app.protocol});
-    }
-  }
+  if (ieee[DCB_ATTR_IEEE_APP_TABLE]) reading->apps = AppsAttr(ieee[DCB_ATTR_IEEE_APP_TABLE]);
+  reading->peer_ets = EtsAttr(ieee[DCB_ATTR_IEEE_PEER_ETS]);
+  reading->peer_pfc = PfcAttr(ieee[DCB_ATTR_IEEE_PEER_PFC]);
+  if (ieee[DCB_ATTR_IEEE_PEER_APP]) reading->peer_apps = AppsAttr(ieee[DCB_ATTR_IEEE_PEER_APP]);
 }
 
 }  // namespace
@@ -277,6 +302,15 @@ absl::Status DcbNetlink::SetPfc(const std::string& ifname, const DcbPfc& p) cons
   k.mbc = p.mbc;
   k.delay = p.delay;
   return SetOne(ifname, DCB_ATTR_IEEE_PFC, &k, sizeof(k), "set PFC");
+}
+
+absl::Status DcbNetlink::SetBuffer(const std::string& ifname, const DcbBuffer& b) const {
+  dcbnl_buffer k{};
+  for (int i = 0; i < 8; ++i) {
+    k.prio2buffer[i] = b.prio2buffer[i];
+    k.buffer_size[i] = b.buffer_size[i];
+  }
+  return SetOne(ifname, DCB_ATTR_DCB_BUFFER, &k, sizeof(k), "set port buffer");
 }
 
 absl::Status DcbNetlink::AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const {

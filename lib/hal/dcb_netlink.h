@@ -45,6 +45,14 @@ struct DcbPfc {
   std::array<uint64_t, 8> indications{};  // PFC frames received, per priority
 };
 
+// struct dcbnl_buffer: the port's receive buffers (mlnx_qos --prio2buffer
+// --buffer_size, `dcb buffer`).
+struct DcbBuffer {
+  std::array<uint8_t, 8> prio2buffer{};   // priority -> buffer 0-7
+  std::array<uint32_t, 8> buffer_size{};  // bytes
+  uint32_t total_size = 0;                // the port's whole buffer (read only)
+};
+
 struct DcbApp {
   uint8_t selector = 0;  // 5 = DSCP
   uint8_t priority = 0;
@@ -57,6 +65,12 @@ struct DcbReading {
   std::optional<DcbPfc> pfc;  // absent when the driver has no getpfc
   std::vector<DcbApp> apps;   // the IEEE application table
   std::optional<uint8_t> dcbx;
+  std::optional<DcbBuffer> buffer;  // absent when the driver has no getbuffer
+  // What the driver learned from the link partner (DCB_ATTR_IEEE_PEER_*),
+  // where its firmware runs DCBX itself: absent when it reports none.
+  std::optional<DcbEts> peer_ets;
+  std::optional<DcbPfc> peer_pfc;
+  std::optional<std::vector<DcbApp>> peer_apps;
 };
 
 inline constexpr uint8_t kAppSelectorDscp = 5;
@@ -69,6 +83,8 @@ class DcbNetlink {
 
   absl::Status SetEts(const std::string& ifname, const DcbEts& ets) const;
   absl::Status SetPfc(const std::string& ifname, const DcbPfc& pfc) const;
+  // DCB_ATTR_DCB_BUFFER; total_size is the driver's and not sent.
+  absl::Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) const;
   // Adds application-table entries (DCB_CMD_IEEE_SET with an APP_TABLE).
   absl::Status AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
   // Deletes entries (DCB_CMD_IEEE_DEL).
@@ -90,7 +106,7 @@ std::optional<int> ScanDcbMessages(void* buf, size_t len, uint32_t seq,
                                    const std::function<void(nlmsghdr*)>& on_reply);
 
 // Fills `reading` from a DCB_CMD_IEEE_GET reply: what of ETS, PFC, the app
-// table and the DCBX mode it carries (an attribute too short for its
+// table, the port buffer and the DCBX mode it carries (an attribute too short for its
 // struct is left out). False when the message is not a DCB message.
 bool ParseIeeeGetReply(nlmsghdr* reply, DcbReading* reading);
 

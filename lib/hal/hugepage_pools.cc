@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "hal/numa_locality.h"
 #include "util/fs.h"
 
 namespace roced::hal {
@@ -56,6 +57,20 @@ std::map<uint64_t, uint64_t> HugepagePools::NodeWide() const {
     if (auto pages = Get(*kb, -1); pages.ok()) pools[*kb] = *pages;
   }
   return pools;
+}
+
+std::map<int32_t, std::map<uint64_t, uint64_t>> HugepagePools::PerNumaNode() const {
+  std::map<int32_t, std::map<uint64_t, uint64_t>> nodes;
+  for (const auto& [node, dir] : NumaNodeDirs(paths_)) {
+    auto pools = util::ListDir(dir + "/hugepages");
+    if (!pools.ok()) continue;
+    for (const std::string& pool : *pools) {
+      std::optional<uint64_t> kb = ParseHugepageDirName(pool);
+      if (!kb) continue;
+      if (auto pages = Get(*kb, node); pages.ok()) nodes[node][*kb] = *pages;
+    }
+  }
+  return nodes;
 }
 
 std::optional<uint64_t> ParseMemTotalBytes(absl::string_view meminfo) {

@@ -32,6 +32,9 @@ class HugepagePools {
   // reserved. Empty when the node has no hugepage support; a pool whose
   // count cannot be read is left out.
   std::map<uint64_t, uint64_t> NodeWide() const;
+  // The same per NUMA node: node -> page size (kB) -> pages reserved there.
+  // Empty without NUMA topology in sysfs.
+  std::map<int32_t, std::map<uint64_t, uint64_t>> PerNumaNode() const;
 
  private:
   std::string NodeWideRoot() const;

@@ -13,8 +13,12 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace roced::hal {
 
@@ -37,9 +41,22 @@ absl::Status LinkMonitor::Start() {
     fd_ = -1;
     return util::ErrnoToStatus(err, "bind netlink RTMGRP_LINK");
   }
-  int group = RTNLGRP_DCB;
-  if (::setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) != 0) {
-    LOG_WARNING << "netlink: cannot join RTNLGRP_DCB: " << strerror(errno);
+  for (int group : {RTNLGRP_DCB, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR}) {
+    if (::setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) != 0) {
+      LOG_WARNING << "netlink: cannot join rtnetlink group " << group << ": " << strerror(errno);
+    }
+  }
+  // Kernel uevents (group 1); only infiniband ones are acted on.
+  uevent_fd_ = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+  struct sockaddr_nl uaddr {};
+  uaddr.nl_family = AF_NETLINK;
+  uaddr.nl_groups = 1;
+  if (uevent_fd_ < 0 ||
+      ::bind(uevent_fd_, reinterpret_cast<struct sockaddr*>(&uaddr), sizeof(uaddr)) != 0) {
+    LOG_WARNING << "netlink: no kernel uevents (" << strerror(errno)
+                << "); RDMA devices that appear wait for the periodic discovery";
+    if (uevent_fd_ >= 0) ::close(uevent_fd_);
+    uevent_fd_ = -1;
   }
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) {
@@ -48,7 +65,10 @@ absl::Status LinkMonitor::Start() {
     fd_ = -1;
     return util::ErrnoToStatus(err, "eventfd");
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    util::NameThisThread("roced-netlink");
+    Run();
+  });
   return absl::OkStatus();
 }
 
@@ -60,8 +80,9 @@ void LinkMonitor::Stop() {
     thread_.join();
   }
   if (fd_ >= 0) ::close(fd_);
+  if (uevent_fd_ >= 0) ::close(uevent_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
-  fd_ = wake_fd_ = -1;
+  fd_ = uevent_fd_ = wake_fd_ = -1;
 }
 
 LinkEvents ScanLinkEvents(const void* buf, size_t len) {
@@ -69,21 +90,62 @@ LinkEvents ScanLinkEvents(const void* buf, size_t len) {
   ssize_t remaining = static_cast<ssize_t>(std::min<size_t>(len, SSIZE_MAX));
   for (auto* nh = static_cast<const nlmsghdr*>(buf); NLMSG_OK(nh, remaining); nh = NLMSG_NEXT(nh, remaining)) {
     ++out.messages;
-    if (!out.first_reason.empty()) continue;
-    out.first_reason = nh->nlmsg_type == RTM_SETDCB || nh->nlmsg_type == RTM_GETDCB
-                           ? "dcb change"
-                           : absl::StrCat("link change (", nh->nlmsg_type == RTM_NEWLINK ? "new" : "del", "link)");
+    const char* why;
+    if (nh->nlmsg_type == RTM_SETDCB || nh->nlmsg_type == RTM_GETDCB) {
+      why = "dcb change";
+    } else if (nh->nlmsg_type == RTM_NEWADDR || nh->nlmsg_type == RTM_DELADDR) {
+      why = "address change";
+    } else if (nh->nlmsg_type == RTM_NEWLINK) {
+      why = "link change (newlink)";
+    } else {
+      why = "link change (dellink)";
+    }
+    if (std::find(out.reasons.begin(), out.reasons.end(), why) == out.reasons.end()) {
+      out.reasons.emplace_back(why);
+    }
   }
   return out;
 }
 
+std::optional<std::string> ScanUevent(const char* buf, size_t len) {
+  absl::string_view all(buf, len);
+  const size_t first_end = all.find('\0');
+  absl::string_view head = all.substr(0, first_end);
+  const size_t at = head.find('@');
+  if (at == absl::string_view::npos || at == 0) return std::nullopt;
+  absl::string_view action = head.substr(0, at);
+  absl::string_view subsystem, devname;
+  if (first_end != absl::string_view::npos) {
+    for (absl::string_view kv : absl::StrSplit(all.substr(first_end + 1), '\0')) {
+      if (absl::ConsumePrefix(&kv, "SUBSYSTEM=")) subsystem = kv;
+      else if (absl::ConsumePrefix(&kv, "DEVNAME=")) devname = kv;
+    }
+  }
+  if (subsystem != "infiniband" && subsystem != "infiniband_verbs") return std::nullopt;
+  absl::string_view path = head.substr(at + 1);
+  absl::string_view name = devname.empty() ? path.substr(path.rfind('/') + 1) : devname;
+  return absl::StrCat("RDMA device ", action, " (", name, ")");
+}
+
+namespace {
+// Adds `why` to the window's reasons unless it is there already. Bounded:
+// the netlink kinds are four, and RDMA device uevents (one reason per
+// device) stop being named after kMaxReasons; the call still happens.
+constexpr size_t kMaxReasons = 8;
+void AddReason(std::vector<std::string>* reasons, std::string why) {
+  if (reasons->size() >= kMaxReasons) return;
+  if (std::find(reasons->begin(), reasons->end(), why) != reasons->end()) return;
+  reasons->push_back(std::move(why));
+}
+}  // namespace
+
 void LinkMonitor::Run() {
   char buf[16384];
   int pending_ms = -1;  // -1: nothing pending
-  std::string reason;
+  std::vector<std::string> reasons;
   while (true) {
-    struct pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    int rc = ::poll(fds, 2, pending_ms);
+    struct pollfd fds[3] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {uevent_fd_, POLLIN, 0}};
+    int rc = ::poll(fds, uevent_fd_ >= 0 ? 3 : 2, pending_ms);
     if (rc < 0) {
       if (errno == EINTR) continue;
       LOG_ERROR << "netlink monitor: poll: " << strerror(errno);
@@ -91,9 +153,9 @@ void LinkMonitor::Run() {
     }
     if (fds[1].revents & POLLIN) return;
     if (rc == 0) {  // debounce window closed
-      callback_(reason);
+      callback_(absl::StrJoin(reasons, ", "));
       pending_ms = -1;
-      reason.clear();
+      reasons.clear();
       continue;
     }
     if (fds[0].revents & POLLIN) {
@@ -102,16 +164,32 @@ void LinkMonitor::Run() {
         if (n < 0) {
           // ENOBUFS: we lost messages; a refresh covers whatever they said.
           if (errno == ENOBUFS) {
-            reason = "netlink overrun";
+            AddReason(&reasons, "netlink overrun");
             continue;
           }
           break;
         }
         LinkEvents seen = ScanLinkEvents(buf, static_cast<size_t>(n));
         events_.fetch_add(seen.messages);
-        if (reason.empty()) reason = seen.first_reason;
+        for (std::string& why : seen.reasons) AddReason(&reasons, std::move(why));
       }
       pending_ms = static_cast<int>(absl::ToInt64Milliseconds(debounce_));
+    }
+    if (uevent_fd_ >= 0 && (fds[2].revents & POLLIN)) {
+      bool rdma = false;
+      while (true) {
+        ssize_t n = ::recv(uevent_fd_, buf, sizeof(buf), 0);
+        if (n < 0) {
+          if (errno == ENOBUFS) continue;  // lost some: the ones we see still count
+          break;
+        }
+        std::optional<std::string> why = ScanUevent(buf, static_cast<size_t>(n));
+        if (!why.has_value()) continue;
+        events_.fetch_add(1);
+        rdma = true;
+        AddReason(&reasons, std::move(*why));
+      }
+      if (rdma) pending_ms = static_cast<int>(absl::ToInt64Milliseconds(debounce_));
     }
   }
 }

@@ -8,51 +8,21 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "hal/rtnl.h"
 
 namespace roced::hal {
 namespace {
 
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
+using SockDeleter = NlSockDeleter;
 struct LinkDeleter {
   void operator()(rtnl_link* l) const { rtnl_link_put(l); }
 };
-
-absl::Status NlError(int rc, const std::string& what) {
-  std::string msg = absl::StrCat(what, ": ", nl_geterror(rc));
-  switch (-rc) {
-    case NLE_OBJ_NOTFOUND:
-    case NLE_NODEV:
-      return absl::NotFoundError(msg);
-    case NLE_PERM:
-      return absl::PermissionDeniedError(msg);
-    case NLE_INVAL:
-    case NLE_RANGE:
-      return absl::InvalidArgumentError(msg);
-    case NLE_BUSY:
-    case NLE_AGAIN:
-      return absl::UnavailableError(msg);
-    case NLE_OPNOTSUPP:
-      return absl::UnimplementedError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
-
-absl::StatusOr<std::unique_ptr<nl_sock, SockDeleter>> Connect() {
-  std::unique_ptr<nl_sock, SockDeleter> sock(nl_socket_alloc());
-  if (!sock) return absl::ResourceExhaustedError("nl_socket_alloc failed");
-  int rc = nl_connect(sock.get(), NETLINK_ROUTE);
-  if (rc < 0) return NlError(rc, "netlink connect");
-  return sock;
-}
 
 using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
 
 // The link as the kernel has it now, on a fresh socket.
 absl::Status GetLink(const std::string& ifname, std::unique_ptr<nl_sock, SockDeleter>* sock, LinkPtr* link) {
-  auto s = Connect();
+  auto s = ConnectRtnl();
   if (!s.ok()) return s.status();
   rtnl_link* raw = nullptr;
   int rc = rtnl_link_get_kernel(s->get(), 0, ifname.c_str(), &raw);

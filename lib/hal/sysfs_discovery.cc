@@ -164,14 +164,21 @@ std::string FallbackNetdev(const std::string& dev_dir, const RdmaDevice& device,
 }
 
 Port ReadPort(const std::string& sysfs, const std::string& dev_dir, const RdmaDevice& device,
-              uint32_t number, const std::string& port_dir) {
+              uint32_t number, const std::string& port_dir,
+              const SysfsDiscovery::GidReader& gid_reader) {
   Port port;
   port.set_number(number);
   port.set_state(ParsePortState(ReadAttr(port_dir + "/state")));
   port.set_phys_state(ParsePhysState(ReadAttr(port_dir + "/phys_state")));
   port.set_link_layer(ReadAttr(port_dir + "/link_layer"));
   port.set_rate_gbps(ParseRateGbps(ReadAttr(port_dir + "/rate")));
-  ReadGids(port_dir, &port);
+  std::optional<std::vector<Gid>> gids;
+  if (gid_reader) gids = gid_reader(device.name(), number);
+  if (gids.has_value()) {
+    for (Gid& g : *gids) *port.add_gids() = std::move(g);
+  } else {
+    ReadGids(port_dir, &port);
+  }
 
   // An IB port carries no RoCE; the IPoIB netdev under its PCI function
   // would only lend it a wrong MTU.
@@ -199,7 +206,8 @@ Port ReadPort(const std::string& sysfs, const std::string& dev_dir, const RdmaDe
   return port;
 }
 
-RdmaDevice ReadDevice(const std::string& sysfs, const std::string& name) {
+RdmaDevice ReadDevice(const std::string& sysfs, const std::string& name,
+                      const SysfsDiscovery::GidReader& gid_reader) {
   // class/infiniband/<name> is a symlink into devices/; the kernel resolves
   // it, and the relative links under it, on every open.
   std::string dev_dir = absl::StrCat(sysfs, "/class/infiniband/", name);
@@ -224,7 +232,8 @@ RdmaDevice ReadDevice(const std::string& sysfs, const std::string& name) {
 
   for (const auto& [number, port_name] : NumericEntries(dev_dir + "/ports")) {
     *device.add_ports() =
-        ReadPort(sysfs, dev_dir, device, number, absl::StrCat(dev_dir, "/ports/", port_name));
+        ReadPort(sysfs, dev_dir, device, number, absl::StrCat(dev_dir, "/ports/", port_name),
+                 gid_reader);
   }
   return device;
 }
@@ -252,7 +261,7 @@ absl::StatusOr<std::vector<RdmaDevice>> SysfsDiscovery::Discover() const {
   }
   std::vector<RdmaDevice> devices;
   devices.reserve(names->size());
-  for (const std::string& name : *names) devices.push_back(ReadDevice(paths_.sysfs, name));
+  for (const std::string& name : *names) devices.push_back(ReadDevice(paths_.sysfs, name, gids_));
   return devices;
 }
 
@@ -264,7 +273,7 @@ absl::StatusOr<RdmaDevice> SysfsDiscovery::DiscoverDevice(const std::string& nam
   if (!util::PathExists(path)) {
     return absl::NotFoundError(absl::StrCat("RDMA device ", name, " not found (no ", path, ")"));
   }
-  return ReadDevice(paths_.sysfs, name);
+  return ReadDevice(paths_.sysfs, name, gids_);
 }
 
 uint32_t RoceMtuForNetdevMtu(uint32_t netdev_mtu) {
@@ -343,6 +352,15 @@ std::string GidToIp(const std::string& gid_text) {
     return "";
   }
   return buf;
+}
+
+std::string DriverVersion(const Paths& paths, const std::string& driver) {
+  if (!driver.empty()) {
+    std::string module = ReadAttr(absl::StrCat(paths.sysfs, "/module/", driver, "/version"));
+    if (!module.empty()) return module;
+  }
+  std::string release = ReadAttr(paths.procfs + "/sys/kernel/osrelease");
+  return release.empty() ? "" : "kernel " + release;
 }
 
 }  // namespace roced::hal

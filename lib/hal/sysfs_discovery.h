@@ -6,6 +6,9 @@
 // kernel and on a fixture tree. Stateless and thread-safe.
 #pragma once
 
+#include <functional>
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -18,7 +21,15 @@ namespace roced::hal {
 
 class SysfsDiscovery {
  public:
-  explicit SysfsDiscovery(Paths paths) : paths_(std::move(paths)) {}
+  // A port's GIDs from elsewhere than its gids/ files: libibverbs'
+  // ibv_query_gid_table answers for every slot in one call, where sysfs
+  // takes a read per slot (rxe has 1024, mlx5 255 a port: the bulk of a
+  // discovery pass). nullopt: read the files.
+  using GidReader = std::function<std::optional<std::vector<roced::v1::Gid>>(
+      const std::string& device, uint32_t port)>;
+
+  explicit SysfsDiscovery(Paths paths, GidReader gids = nullptr)
+      : paths_(std::move(paths)), gids_(std::move(gids)) {}
 
   // All RDMA devices under <sysfs>/class/infiniband, sorted by name. An
   // absent class directory (no RDMA stack loaded) yields an empty list, not
@@ -32,6 +43,7 @@ class SysfsDiscovery {
 
  private:
   Paths paths_;
+  GidReader gids_;
 };
 
 // The RoCE active MTU the kernel derives from a netdev MTU (ib_core's
@@ -65,5 +77,12 @@ roced::v1::GidType ParseGidType(const std::string& text, const std::string& link
 // The IP a GID stands for: dotted IPv4 for ::ffff:a.b.c.d, compressed IPv6
 // otherwise (fe80:: link-local GIDs included); empty for the all-zero GID.
 std::string GidToIp(const std::string& gid_text);
+
+// The version of a device's kernel driver, for telling an upgrade: the
+// module's <sysfs>/module/<driver>/version where it has one (out-of-tree
+// drivers such as MLNX_OFED's set it), else "kernel <release>" from
+// <procfs>/sys/kernel/osrelease (an in-tree driver changes with the kernel).
+// Empty when neither can be read.
+std::string DriverVersion(const Paths& paths, const std::string& driver);
 
 }  // namespace roced::hal

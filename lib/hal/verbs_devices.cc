@@ -1,5 +1,12 @@
 #include "hal/verbs_devices.h"
 
+#include <net/if.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "hal/sysfs_discovery.h"
+
 #include <set>
 
 #include "util/log.h"
@@ -87,6 +94,61 @@ void VerbsDevices::Enrich(std::vector<roced::v1::RdmaDevice>* devices) const {
       port.set_active_mtu(IbMtuToBytes(attr.active_mtu));
     }
   }
+}
+
+std::optional<std::vector<roced::v1::Gid>> VerbsDevices::PortGids(const std::string& device,
+                                                                  uint32_t port) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(device);
+  if (it == open_.end() || port == 0 || port > it->second.port_count) return std::nullopt;
+  ibv_context* ctx = it->second.context;
+  // The table holds every port's entries: room for all of them.
+  size_t slots = 0;
+  for (uint32_t p = 1; p <= it->second.port_count; ++p) {
+    ibv_port_attr attr;
+    if (ibv_query_port(ctx, static_cast<uint8_t>(p), &attr) != 0) return std::nullopt;
+    slots += static_cast<size_t>(std::max(attr.gid_tbl_len, 0));
+  }
+  std::vector<ibv_gid_entry> entries(std::max<size_t>(slots, 1));
+  const ssize_t n = ibv_query_gid_table(ctx, entries.data(), entries.size(), 0);
+  if (n < 0) return std::nullopt;
+  std::vector<roced::v1::Gid> out;
+  for (ssize_t i = 0; i < n; ++i) {
+    const ibv_gid_entry& e = entries[static_cast<size_t>(i)];
+    if (e.port_num != port) continue;
+    bool zero = true;
+    for (uint8_t b : e.gid.raw) zero = zero && b == 0;
+    if (zero) continue;
+    roced::v1::Gid gid;
+    gid.set_index(e.gid_index);
+    // As sysfs prints it (%pI6): eight groups of four hex digits.
+    char text[40];
+    const uint8_t* r = e.gid.raw;
+    std::snprintf(text, sizeof(text), "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+                  r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                  r[13], r[14], r[15]);
+    gid.set_gid(text);
+    switch (e.gid_type) {
+      case IBV_GID_TYPE_IB:
+        gid.set_type(roced::v1::GID_TYPE_IB);
+        break;
+      case IBV_GID_TYPE_ROCE_V1:
+        gid.set_type(roced::v1::GID_TYPE_ROCE_V1);
+        break;
+      case IBV_GID_TYPE_ROCE_V2:
+        gid.set_type(roced::v1::GID_TYPE_ROCE_V2);
+        break;
+      default:
+        gid.set_type(roced::v1::GID_TYPE_UNSPECIFIED);
+    }
+    char ifname[IF_NAMESIZE] = {};
+    if (e.ndev_ifindex != 0 && if_indextoname(e.ndev_ifindex, ifname) != nullptr) gid.set_netdev(ifname);
+    if (e.gid_type != IBV_GID_TYPE_IB) gid.set_ip_address(GidToIp(text));
+    out.push_back(std::move(gid));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const roced::v1::Gid& a, const roced::v1::Gid& b) { return a.index() < b.index(); });
+  return out;
 }
 
 std::vector<std::string> VerbsDevices::OpenDeviceNames() const {

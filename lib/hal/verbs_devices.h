@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ class VerbsDevices {
   void Enrich(std::vector<roced::v1::RdmaDevice>* devices) const;
 
   std::vector<std::string> OpenDeviceNames() const;
+
+  // The populated GID entries of one port of an open device, through one
+  // ibv_query_gid_table call (what the port's gids/ and gid_attrs/ files
+  // say, without reading every slot: rxe has 1024, mlx5 255 a port).
+  // nullopt when the device is not open or the query fails: the caller
+  // reads sysfs instead.
+  std::optional<std::vector<roced::v1::Gid>> PortGids(const std::string& device, uint32_t port) const;
 
   // Closes every context (at shutdown).
   void CloseAll();

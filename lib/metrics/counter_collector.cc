@@ -1,6 +1,8 @@
 #include "metrics/counter_collector.h"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -8,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "metrics/exposition.h"
 
 namespace roced::metrics {
 
@@ -186,28 +189,58 @@ std::vector<PortView> GroupPorts(const std::vector<hal::PortCounterSet>& sets,
   return out;
 }
 
-class Builder {
+// Where the families go: prometheus-cpp's MetricFamily (Collect(), tests)
+// or exposition text (the scrape path). Both get the same calls in the same
+// order from Emit(), so both say the same thing.
+struct Label {
+  std::string_view name;
+  std::string_view value;
+};
+
+// Every family is declared up front so the exposition order does not
+// depend on which driver happens to come first; these are the indexes.
+struct FamilyDecl {
+  const char* name;
+  const char* help;
+};
+const std::vector<FamilyDecl>& Declared() {
+  static const auto* decls = [] {
+    auto* d = new std::vector<FamilyDecl>();
+    for (const WellKnownCounter& c : WellKnownCounters()) d->push_back({c.metric, c.help});
+    d->push_back({kPortCounterMetric,
+                  "RDMA port PMA counters (sysfs ports/<p>/counters/<counter>) without a "
+                  "well-known name, as the kernel reports them."});
+    d->push_back({kHwCounterMetric,
+                  "RDMA driver counters (sysfs ports/<p>/hw_counters/<counter>) without a "
+                  "well-known name, as the driver reports them."});
+    for (const EthtoolFamily& f : EthtoolFamilies()) d->push_back({f.metric, f.help});
+    return d;
+  }();
+  return *decls;
+}
+size_t DeclIndex(const char* name) {
+  static const auto* index = [] {
+    auto* m = new std::map<std::string, size_t, std::less<>>();
+    for (size_t i = 0; i < Declared().size(); ++i) (*m)[Declared()[i].name] = i;
+    return m;
+  }();
+  return index->find(std::string_view(name))->second;
+}
+
+class FamilySink {
  public:
-  Builder() {
-    // Every family is declared up front so the exposition order does not
-    // depend on which driver happens to come first.
-    for (const WellKnownCounter& c : WellKnownCounters()) Declare(c.metric, c.help);
-    Declare(kPortCounterMetric,
-            "RDMA port PMA counters (sysfs ports/<p>/counters/<counter>) without a well-known "
-            "name, as the kernel reports them.");
-    Declare(kHwCounterMetric,
-            "RDMA driver counters (sysfs ports/<p>/hw_counters/<counter>) without a well-known "
-            "name, as the driver reports them.");
-    for (const EthtoolFamily& f : EthtoolFamilies()) Declare(f.metric, f.help);
+  FamilySink() {
+    for (const FamilyDecl& d : Declared()) {
+      families_.push_back(MetricFamily{d.name, d.help, MetricType::Counter, {}});
+    }
   }
-
-  void Add(const char* family, std::vector<ClientMetric::Label> labels, double value) {
+  void Add(size_t family, std::initializer_list<Label> labels, double value) {
     ClientMetric m;
-    m.label = std::move(labels);
+    m.label.reserve(labels.size());
+    for (const Label& l : labels) m.label.push_back({std::string(l.name), std::string(l.value)});
     m.counter.value = value;
-    families_[index_.at(family)].metric.push_back(std::move(m));
+    families_[family].metric.push_back(std::move(m));
   }
-
   std::vector<MetricFamily> Take() {
     std::vector<MetricFamily> out;
     for (MetricFamily& f : families_) {
@@ -217,14 +250,94 @@ class Builder {
   }
 
  private:
-  void Declare(const char* name, const char* help) {
-    index_[name] = families_.size();
-    families_.push_back(MetricFamily{name, help, MetricType::Counter, {}});
+  std::vector<MetricFamily> families_;
+};
+
+// One buffer per family (kept by the caller between scrapes: cleared, not
+// freed), joined in declaration order with their HELP and TYPE lines.
+class TextSink {
+ public:
+  explicit TextSink(std::vector<std::string>* bodies) : bodies_(bodies) {
+    bodies_->resize(Declared().size());
+    for (std::string& b : *bodies_) b.clear();
+  }
+  void Add(size_t family, std::initializer_list<Label> labels, double value) {
+    std::string& out = (*bodies_)[family];
+    out.append(Declared()[family].name);
+    out.push_back('{');
+    bool first = true;
+    for (const Label& l : labels) {
+      if (!first) out.push_back(',');
+      first = false;
+      out.append(l.name);
+      out.append("=\"");
+      AppendEscapedLabelValue(l.value, &out);
+      out.push_back('"');
+    }
+    out.append("} ");
+    AppendValue(value, &out);
+    out.push_back('\n');
+  }
+  void AppendTo(std::string* out) const {
+    for (size_t i = 0; i < bodies_->size(); ++i) {
+      const std::string& body = (*bodies_)[i];
+      if (body.empty()) continue;
+      AppendFamilyHeader(Declared()[i].name, Declared()[i].help, MetricType::Counter, out);
+      out->append(body);
+    }
   }
 
-  std::vector<MetricFamily> families_;
-  std::map<std::string, size_t> index_;
+ private:
+  std::vector<std::string>* bodies_;
 };
+
+template <class Sink>
+void Emit(const std::vector<hal::PortCounterSet>& sets, const std::vector<PortNetdev>& ports,
+          const std::vector<NetdevStats>& netdevs, Sink& sink) {
+  static const size_t kPort = DeclIndex(kPortCounterMetric), kHwIdx = DeclIndex(kHwCounterMetric);
+  char port_text[12];
+  for (const PortView& port : GroupPorts(sets, ports)) {
+    auto [end, ec] = std::to_chars(port_text, port_text + sizeof(port_text), port.port);
+    const std::string_view port_label(port_text, static_cast<size_t>(end - port_text));
+    std::vector<Resolved> resolved = Resolve(port);
+    for (const Resolved& r : resolved) {
+      sink.Add(DeclIndex(r.counter->metric),
+               {{"device", *port.device}, {"port", port_label}, {"netdev", port.netdev}}, r.value);
+    }
+    auto sole = SoleSources(resolved);
+    for (const hal::PortCounterSet* set : port.sets) {
+      if (set == nullptr) continue;
+      const size_t family = set->source == kPma ? kPort : kHwIdx;
+      for (const hal::CounterValue& v : set->values) {
+        if (sole.count(&v)) continue;
+        sink.Add(family,
+                 {{"device", *port.device},
+                  {"port", port_label},
+                  {"netdev", port.netdev},
+                  {"counter", v.name}},
+                 static_cast<double>(v.value));
+      }
+    }
+  }
+  char prio_text[4];
+  for (const NetdevStats& n : netdevs) {
+    for (const hal::EthtoolStat& s : n.stats) {
+      std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
+      if (!parsed.has_value()) continue;
+      const EthtoolFamily* f = FindEthtoolFamily(parsed->kind);
+      const double value = static_cast<double>(s.value) * f->scale;
+      if (parsed->priority.has_value()) {
+        auto [end, ec] = std::to_chars(prio_text, prio_text + sizeof(prio_text), *parsed->priority);
+        sink.Add(DeclIndex(f->metric),
+                 {{"netdev", n.netdev},
+                  {"priority", std::string_view(prio_text, static_cast<size_t>(end - prio_text))}},
+                 value);
+      } else {
+        sink.Add(DeclIndex(f->metric), {{"netdev", n.netdev}}, value);
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -321,38 +434,30 @@ std::vector<NetdevStats> ReadNetdevStats(hal::NetdevStatsReader* reader,
 std::vector<MetricFamily> CounterCollector::Families(const std::vector<hal::PortCounterSet>& sets,
                                                      const std::vector<PortNetdev>& ports,
                                                      const std::vector<NetdevStats>& netdevs) {
-  Builder b;
-  for (const PortView& port : GroupPorts(sets, ports)) {
-    const std::vector<ClientMetric::Label> labels = {
-        {"device", *port.device}, {"port", absl::StrCat(port.port)}, {"netdev", port.netdev}};
-    std::vector<Resolved> resolved = Resolve(port);
-    for (const Resolved& r : resolved) b.Add(r.counter->metric, labels, r.value);
-    auto sole = SoleSources(resolved);
-    for (const hal::PortCounterSet* set : port.sets) {
-      if (set == nullptr) continue;
-      const char* family = set->source == kPma ? kPortCounterMetric : kHwCounterMetric;
-      for (const hal::CounterValue& v : set->values) {
-        if (sole.count(&v)) continue;
-        // Sized once: a scrape builds thousands of these.
-        std::vector<ClientMetric::Label> l;
-        l.reserve(labels.size() + 1);
-        l.insert(l.end(), labels.begin(), labels.end());
-        l.push_back({"counter", v.name});
-        b.Add(family, std::move(l), static_cast<double>(v.value));
-      }
-    }
-  }
-  for (const NetdevStats& n : netdevs) {
-    for (const hal::EthtoolStat& s : n.stats) {
-      std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
-      if (!parsed.has_value()) continue;
-      const EthtoolFamily* f = FindEthtoolFamily(parsed->kind);
-      std::vector<ClientMetric::Label> l = {{"netdev", n.netdev}};
-      if (parsed->priority.has_value()) l.push_back({"priority", absl::StrCat(*parsed->priority)});
-      b.Add(f->metric, std::move(l), static_cast<double>(s.value) * f->scale);
-    }
-  }
-  return b.Take();
+  FamilySink sink;
+  Emit(sets, ports, netdevs, sink);
+  return sink.Take();
+}
+
+void CounterCollector::AppendText(const std::vector<hal::PortCounterSet>& sets,
+                                  const std::vector<PortNetdev>& ports,
+                                  const std::vector<NetdevStats>& netdevs,
+                                  std::vector<std::string>* scratch, std::string* out) {
+  TextSink sink(scratch);
+  Emit(sets, ports, netdevs, sink);
+  sink.AppendTo(out);
+}
+
+void CounterCollector::AppendText(std::string* out) const {
+  std::vector<PortNetdev> ports = ports_();
+  std::vector<NetdevStats> netdevs;
+  if (ethtool_ != nullptr) netdevs = ReadNetdevStats(ethtool_, ports);
+  // Kept per thread between scrapes (civetweb's two workers): the counter
+  // sets are rewritten in place and the family buffers keep their size.
+  thread_local std::vector<hal::PortCounterSet> sets;
+  thread_local std::vector<std::string> scratch;
+  files_->ReadInto(&sets);
+  AppendText(sets, ports, netdevs, &scratch, out);
 }
 
 std::vector<roced::v1::CounterSet> BuildCounterSets(const std::vector<hal::PortCounterSet>& sets,

@@ -83,6 +83,7 @@
 
 #include "hal/counter_files.h"
 #include "hal/ethtool_stats.h"
+#include "metrics/exposition.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "roced/v1/agent.pb.h"
@@ -119,7 +120,7 @@ struct WellKnownCounter {
 };
 const std::vector<WellKnownCounter>& WellKnownCounters();
 
-class CounterCollector : public prometheus::Collectable {
+class CounterCollector : public prometheus::Collectable, public TextCollectable {
  public:
   using PortsFn = std::function<std::vector<PortNetdev>()>;
   // `files` must outlive the collector. `ethtool` may be null: then no
@@ -129,12 +130,22 @@ class CounterCollector : public prometheus::Collectable {
       : files_(files), ethtool_(ethtool), ports_(std::move(ports)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override;
+  // What Expose(Collect()) writes, without building the families: the
+  // scrape path. Thread-safe.
+  void AppendText(std::string* out) const override;
 
   // The families for one reading (exposed for tests). Families without a
   // series are left out.
   static std::vector<prometheus::MetricFamily> Families(
       const std::vector<hal::PortCounterSet>& sets, const std::vector<PortNetdev>& ports,
       const std::vector<NetdevStats>& netdevs);
+  // The same reading as exposition text, byte for byte what
+  // Expose(Families(...)) writes. `scratch` holds per-family buffers a
+  // caller may keep between calls.
+  static void AppendText(const std::vector<hal::PortCounterSet>& sets,
+                         const std::vector<PortNetdev>& ports,
+                         const std::vector<NetdevStats>& netdevs,
+                         std::vector<std::string>* scratch, std::string* out);
 
  private:
   hal::CounterFiles* files_;

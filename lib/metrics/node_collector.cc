@@ -72,7 +72,7 @@ void AddAgentFamilies(Builder& b, const roced::v1::NodeState& state) {
   }
   for (const auto& c : state.agent().components()) {
     b.Gauge("roced_component_healthy",
-            "1 when the agent component (discovery, config, grpc, metrics) is healthy.",
+            "1 when the agent component (discovery, config, state, grpc, metrics) is healthy.",
             {{"component", c.name()}}, c.healthy() ? 1 : 0);
   }
   b.Gauge("roced_devices", "RDMA devices discovered on the node.", {},

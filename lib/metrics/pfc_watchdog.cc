@@ -59,15 +59,28 @@ PfcWatchdogOptions PfcWatchdog::options() const {
   return options_;
 }
 
-void PfcWatchdog::SetNetdevs(std::vector<std::string> netdevs) {
+void PfcWatchdog::SetNetdevs(std::vector<WatchedNetdev> netdevs) {
+  std::sort(netdevs.begin(), netdevs.end(),
+            [](const WatchedNetdev& a, const WatchedNetdev& b) { return a.netdev < b.netdev; });
+  std::vector<WatchedNetdev> merged;
+  for (WatchedNetdev& w : netdevs) {
+    if (!merged.empty() && merged.back().netdev == w.netdev) {
+      merged.back().priorities |= w.priorities;
+    } else {
+      merged.push_back(std::move(w));
+    }
+  }
+  merged.erase(std::remove_if(merged.begin(), merged.end(),
+                              [](const WatchedNetdev& w) { return w.priorities == 0; }),
+               merged.end());
   std::vector<PfcStormTransition> changes;
+  bool woke = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::sort(netdevs.begin(), netdevs.end());
-    netdevs.erase(std::unique(netdevs.begin(), netdevs.end()), netdevs.end());
-    netdevs_ = std::move(netdevs);
+    woke = netdevs_.empty() && !merged.empty();
+    netdevs_ = std::move(merged);
     for (auto it = states_.begin(); it != states_.end();) {
-      if (std::binary_search(netdevs_.begin(), netdevs_.end(), it->first.first)) {
+      if (FindLocked(it->first.first) != nullptr) {
         ++it;
         continue;
       }
@@ -78,7 +91,27 @@ void PfcWatchdog::SetNetdevs(std::vector<std::string> netdevs) {
       it = states_.erase(it);
     }
   }
+  if (woke) loop_.Trigger("netdevs to watch");
   Notify(changes);
+}
+
+void PfcWatchdog::SetNetdevsAllPriorities(const std::vector<std::string>& netdevs) {
+  std::vector<WatchedNetdev> all;
+  all.reserve(netdevs.size());
+  for (const std::string& n : netdevs) all.push_back({n, kAllPriorities});
+  SetNetdevs(std::move(all));
+}
+
+std::vector<WatchedNetdev> PfcWatchdog::Watched() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return netdevs_;
+}
+
+const WatchedNetdev* PfcWatchdog::FindLocked(const std::string& netdev) const {
+  auto it = std::lower_bound(
+      netdevs_.begin(), netdevs_.end(), netdev,
+      [](const WatchedNetdev& w, const std::string& name) { return w.netdev < name; });
+  return it != netdevs_.end() && it->netdev == netdev ? &*it : nullptr;
 }
 
 void PfcWatchdog::Update(const Key& key, uint64_t value, absl::Time now, PriorityState* s,
@@ -124,7 +157,7 @@ void PfcWatchdog::PollOnce(absl::Time now) {
   std::vector<std::string> netdevs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    netdevs = netdevs_;
+    for (const WatchedNetdev& w : netdevs_) netdevs.push_back(w.netdev);
   }
   // The source is read without mu_ held: an ethtool read can take
   // milliseconds on mlx5 (a firmware query) and scrapes must not wait.
@@ -138,9 +171,15 @@ void PfcWatchdog::PollOnce(absl::Time now) {
     for (size_t i = 0; i < netdevs.size(); ++i) {
       const std::string& netdev = netdevs[i];
       // Dropped by SetNetdevs() while we were reading.
-      if (!std::binary_search(netdevs_.begin(), netdevs_.end(), netdev)) continue;
+      const WatchedNetdev* watched = FindLocked(netdev);
+      if (watched == nullptr) continue;
       if (!readings[i].ok()) continue;
-      const std::map<uint32_t, uint64_t>& counts = *readings[i];
+      // Only the watched priorities count.
+      std::map<uint32_t, uint64_t> counts = *std::move(readings[i]);
+      for (auto c = counts.begin(); c != counts.end();) {
+        c = c->first < 8 && (watched->priorities & (1u << c->first)) ? std::next(c)
+                                                                     : counts.erase(c);
+      }
       for (auto it = states_.lower_bound({netdev, 0});
            it != states_.end() && it->first.first == netdev;) {
         if (counts.count(it->first.second)) {
@@ -149,7 +188,10 @@ void PfcWatchdog::PollOnce(absl::Time now) {
         }
         if (it->second.stormed) {
           changes.push_back({netdev, it->first.second, false, it->second.last, 0,
-                             absl::ZeroDuration(), "priority no longer counted"});
+                             absl::ZeroDuration(),
+                             watched->priorities & (1u << it->first.second)
+                                 ? "priority no longer counted"
+                                 : "PFC no longer enabled on the priority"});
         }
         it = states_.erase(it);
       }
@@ -181,6 +223,7 @@ absl::Duration PfcWatchdog::UntilNextPoll() {
   // The rest of the interval, so polls stay interval apart even when a
   // read took a while.
   std::lock_guard<std::mutex> lock(mu_);
+  if (netdevs_.empty()) return absl::InfiniteDuration();
   return options_.poll_interval - (MonotonicNow() - last_poll_);
 }
 

@@ -16,6 +16,12 @@
 // with d = 0. The first poll of a (netdev, priority) only takes a baseline;
 // a counter that went backwards (driver reload) restarts from its new value.
 //
+// Only what can storm is polled: a netdev is watched on the priorities
+// that have PFC enabled (a pause frame for a priority without PFC is not
+// honoured, and mlx5 does not even count it), so a node without PFC costs
+// no polls at all: with nothing to watch the thread sleeps until
+// SetNetdevs() gives it something.
+//
 // The counter source is an interface: the real one reads ethtool
 // (rx_prio<N>_pause), tests inject one and drive PollOnce() with their own
 // clock, since no kernel on a build machine can make pause counters climb.
@@ -81,6 +87,16 @@ struct PfcWatchdogOptions {
   bool operator==(const PfcWatchdogOptions&) const = default;
 };
 
+// A netdev to watch and its priorities (bit N = priority N).
+struct WatchedNetdev {
+  std::string netdev;
+  // kAllPriorities: every priority the driver counts (for a netdev whose
+  // PFC state cannot be read).
+  uint8_t priorities = 0xff;
+  bool operator==(const WatchedNetdev&) const = default;
+};
+inline constexpr uint8_t kAllPriorities = 0xff;
+
 // A change of storm state.
 struct PfcStormTransition {
   std::string netdev;
@@ -108,9 +124,17 @@ class PfcWatchdog : public prometheus::Collectable {
   PfcWatchdog(const PfcWatchdog&) = delete;
   PfcWatchdog& operator=(const PfcWatchdog&) = delete;
 
-  // The netdevs to watch. State of netdevs no longer listed is dropped; a
-  // stormed one gets a final transition to not stormed.
-  void SetNetdevs(std::vector<std::string> netdevs);
+  // The netdevs to watch, each on its priorities. State of netdevs and
+  // priorities no longer listed is dropped (at the next poll for a
+  // priority); a stormed one gets a final transition to not stormed. A
+  // netdev listed twice is watched on the union of its priorities; one with
+  // no priority is not watched. From an empty set to a non-empty one the
+  // polling thread wakes at once.
+  void SetNetdevs(std::vector<WatchedNetdev> netdevs);
+  // Each on every priority the driver counts.
+  void SetNetdevsAllPriorities(const std::vector<std::string>& netdevs);
+  // What SetNetdevs() left to watch, by name.
+  std::vector<WatchedNetdev> Watched() const;
   void SetOptions(PfcWatchdogOptions options);
   PfcWatchdogOptions options() const;
 
@@ -153,7 +177,9 @@ class PfcWatchdog : public prometheus::Collectable {
   void Update(const Key& key, uint64_t value, absl::Time now, PriorityState* state,
               std::vector<PfcStormTransition>* changes);
   void Notify(const std::vector<PfcStormTransition>& changes);
-  // The polling loop: wait until the next poll is due, poll.
+  const WatchedNetdev* FindLocked(const std::string& netdev) const;
+  // The polling loop: wait until the next poll is due (never, with nothing
+  // to watch), poll.
   absl::Duration UntilNextPoll();
   void PollNow();
 
@@ -165,7 +191,7 @@ class PfcWatchdog : public prometheus::Collectable {
   // mu_ guards the members below it, up to poll_mu_; Update() needs it held.
   mutable std::mutex mu_;
   PfcWatchdogOptions options_;
-  std::vector<std::string> netdevs_;
+  std::vector<WatchedNetdev> netdevs_;  // sorted by name, one entry each
   std::map<Key, PriorityState> states_;
 
   // Serializes polls: a poll reads the source without holding mu_.

@@ -1,6 +1,7 @@
 #include "model/validate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "absl/time/time.h"
 #include "google/protobuf/descriptor.h"
 #include "model/config_limits.h"
+#include "model/dcqcn_params.h"
 #include "model/probe_limits.h"
 #include "util/escape.h"
 #include "util/fs.h"
@@ -176,6 +178,13 @@ bool IsHostPort(const std::string& s) {
   return absl::SimpleAtoi(s.substr(colon + 1), &port) && port >= 1 && port <= 65535;
 }
 
+// What one entry of an eight-entry qos list stands for.
+std::string ListEntryName(const std::string& list) {
+  if (list == ".ets.priority_to_tc" || list == ".buffers.priority_to_buffer") return "priority";
+  if (list == ".buffers.size_bytes") return "buffer";
+  return "traffic class";
+}
+
 // The count caps of one interface's qos, read off the sizes alone.
 bool CheckQosBounds(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
   bool ok = c.Count(path + ".dscp_to_priority", qos.dscp_to_priority_size(), cl::kMaxDscpEntries,
@@ -187,11 +196,12 @@ bool CheckQosBounds(Checker& c, const std::string& path, const roced::v1::QosCon
   const auto& ets = qos.ets();
   const std::pair<const char*, int> lists[] = {{".ets.priority_to_tc", ets.priority_to_tc_size()},
                                                {".ets.tc_bandwidth", ets.tc_bandwidth_size()},
-                                               {".ets.tsa", ets.tsa_size()}};
+                                               {".ets.tsa", ets.tsa_size()},
+                                               {".buffers.priority_to_buffer", qos.buffers().priority_to_buffer_size()},
+                                               {".buffers.size_bytes", qos.buffers().size_bytes_size()}};
   for (const auto& [name, n] : lists) {
     if (n > cl::kEtsEntries) {
-      c.Error(path + name, absl::StrCat("needs exactly ", cl::kEtsEntries, " entries (one per ",
-                                        std::string(name) == ".ets.priority_to_tc" ? "priority" : "traffic class",
+      c.Error(path + name, absl::StrCat("needs exactly ", cl::kEtsEntries, " entries (one per ", ListEntryName(name),
                                         " 0-7), found ", n));
       ok = false;
     }
@@ -263,6 +273,71 @@ void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& 
   }
 }
 
+// qos.buffers: either list, or both; eight entries each.
+void ValidateBuffers(Checker& c, const std::string& bp, const roced::v1::BufferConfig& b) {
+  if (b.priority_to_buffer_size() == 0 && b.size_bytes_size() == 0) {
+    c.Error(bp, "needs priority_to_buffer (8 entries), size_bytes (8 entries) or both");
+    return;
+  }
+  if (b.priority_to_buffer_size() != 0 && b.priority_to_buffer_size() != 8) {
+    c.Error(bp + ".priority_to_buffer", absl::StrCat("needs exactly 8 entries (one per priority 0-7), found ",
+                                                     b.priority_to_buffer_size()));
+  }
+  if (b.size_bytes_size() != 0 && b.size_bytes_size() != 8) {
+    c.Error(bp + ".size_bytes",
+            absl::StrCat("needs exactly 8 entries (one per buffer 0-7), found ", b.size_bytes_size()));
+  }
+  for (int i = 0; i < b.priority_to_buffer_size(); ++i) {
+    c.Range(absl::StrCat(bp, ".priority_to_buffer[", i, "]"), b.priority_to_buffer(i), 0, 7, "buffer");
+  }
+  uint64_t sum = 0;
+  for (uint32_t size : b.size_bytes()) sum += size;
+  // The kernel's total_size is a u32; the port's own total is checked
+  // against the node when the buffers are written.
+  if (sum > UINT32_MAX) {
+    c.Error(bp + ".size_bytes", absl::StrCat("sizes sum to ", sum, " bytes; allowed at most ", UINT32_MAX,
+                                             " (and at most the port's total buffer)"));
+  }
+  if (b.priority_to_buffer_size() != 8 || b.size_bytes_size() != 8) return;
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t buf = b.priority_to_buffer(i);
+    if (buf < 8 && b.size_bytes(static_cast<int>(buf)) == 0) {
+      c.Warn(absl::StrCat(bp, ".priority_to_buffer[", i, "]"),
+             absl::StrCat("priority ", i, " is mapped to buffer ", buf, ", whose size_bytes is 0"));
+    }
+  }
+}
+
+void ValidatePfcPrevention(Checker& c, const std::string& pp, const roced::v1::PfcPreventionConfig& p) {
+  switch (p.timeout_case()) {
+    case roced::v1::PfcPreventionConfig::kTimeoutMs:
+      if (!c.Range(pp + ".timeout_ms", p.timeout_ms(), 0, kPfcPreventionMaxMs, "timeout")) return;
+      if (p.timeout_ms() != 0 &&
+          (p.timeout_ms() < kMlx5PfcPreventionMinMs || p.timeout_ms() > kMlx5PfcPreventionMaxMs)) {
+        c.Warn(pp + ".timeout_ms", absl::StrCat("timeout ", p.timeout_ms(), " ms: mlx5 accepts ",
+                                                kMlx5PfcPreventionMinMs, "-", kMlx5PfcPreventionMaxMs,
+                                                " (or 0 to disable) and refuses others"));
+      }
+      return;
+    case roced::v1::PfcPreventionConfig::kAuto:
+      if (!p.auto_()) c.Error(pp + ".auto", "auto: false says nothing; give timeout_ms (0 disables) instead");
+      return;
+    default:
+      c.Error(pp, absl::StrCat("needs timeout_ms (0-", kPfcPreventionMaxMs, ", 0 disables) or auto: true"));
+  }
+}
+
+// qos.dcqcn: each parameter present against its range (model/dcqcn_params.h).
+void ValidateDcqcn(Checker& c, const std::string& dp, const roced::v1::DcqcnConfig& d) {
+  const google::protobuf::Descriptor* desc = d.GetDescriptor();
+  const google::protobuf::Reflection* refl = d.GetReflection();
+  for (const DcqcnParam& param : kDcqcnParams) {
+    const google::protobuf::FieldDescriptor* f = desc->FindFieldByName(param.name);
+    if (f == nullptr || !refl->HasField(d, f)) continue;
+    c.Range(absl::StrCat(dp, ".", param.name), refl->GetUInt32(d, f), param.min, param.max, param.name);
+  }
+}
+
 void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
   c.Enum(path + ".trust", roced::v1::Trust_descriptor(), qos.trust(), true);
   std::set<uint32_t> mapped_prios;
@@ -292,6 +367,9 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
     }
   }
   if (qos.has_ets()) ValidateEts(c, path + ".ets", qos.ets());
+  if (qos.has_buffers()) ValidateBuffers(c, path + ".buffers", qos.buffers());
+  if (qos.has_pfc_prevention()) ValidatePfcPrevention(c, path + ".pfc_prevention", qos.pfc_prevention());
+  if (qos.has_dcqcn()) ValidateDcqcn(c, path + ".dcqcn", qos.dcqcn());
   if (qos.has_ecn()) {
     std::set<uint32_t> np = c.Priorities(path + ".ecn.np_priorities", qos.ecn().np_priorities());
     c.Priorities(path + ".ecn.rp_priorities", qos.ecn().rp_priorities());

@@ -118,8 +118,11 @@ class Endpoint {
 
   // Responder side of RunLatency: answers each write that lands in the
   // local buffer with a write back, until `*stop` turns true. Returns OK
-  // when stopped, or the error that ended it (a failed write back).
-  virtual absl::Status ServeLatency(const std::atomic<bool>* stop) = 0;
+  // when stopped, or the error that ended it: a failed write back, or
+  // DEADLINE_EXCEEDED (reason "timeout") when no write lands for `idle`
+  // (the initiator died or was cut off without closing the endpoint; a
+  // live one pings without pause from connect to close).
+  virtual absl::Status ServeLatency(const std::atomic<bool>* stop, absl::Duration idle) = 0;
 
   // Initiator: streaming RDMA WRITE like ib_write_bw, for
   // `options.duration`. The responder does nothing (one-sided writes).

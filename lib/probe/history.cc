@@ -25,6 +25,7 @@ roced::v1::ProbeSummary SummaryOf(const roced::v1::ProbeResult& result) {
     s.set_p99_us(result.latency().p99_us());
   }
   if (result.has_bandwidth()) s.set_gbps(result.bandwidth().gbps());
+  s.set_peer_data_ip(result.peer_data_ip());
   return s;
 }
 

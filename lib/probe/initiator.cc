@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
+#include "probe/gid.h"
 #include "probe/random_id.h"
 #include "probe/reason.h"
 #include "probe/stats.h"
@@ -59,6 +60,17 @@ void Finish(const absl::Status& status, absl::Time started, roced::v1::ProbeResu
 
 }  // namespace
 
+namespace {
+// The IPv4 address of the responder's (first) GID; RoCE v2 GIDs the engine
+// selects are IPv4-mapped.
+std::string PeerDataIp(const std::vector<roced::v1::QpEndpoint>& remote) {
+  if (remote.empty() || remote[0].gid().size() != 16) return "";
+  std::array<uint8_t, 16> gid{};
+  std::copy(remote[0].gid().begin(), remote[0].gid().end(), gid.begin());
+  return Ipv4OfGid(gid);
+}
+}  // namespace
+
 Initiator::Initiator(InitiatorOptions options, EndpointFactory* factory, PeerClient* peers,
                      LocalPortFn local_port)
     : options_(std::move(options)),
@@ -86,6 +98,7 @@ absl::Status Initiator::Drive(const ProbeParams& params, const std::atomic<bool>
   RETURN_IF_ERROR(OpenPeer(params, session));
   std::vector<roced::v1::QpEndpoint> remote(session->opened.responder_qps().begin(),
                                             session->opened.responder_qps().end());
+  result.set_peer_data_ip(PeerDataIp(remote));
   RETURN_IF_ERROR(session->endpoint->Connect(remote, session->traffic_class));
 
   const LocalPort& local = session->local;

@@ -11,6 +11,7 @@
 #include "probe/random_id.h"
 #include "probe/reason.h"
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace roced::probe {
 
@@ -119,8 +120,9 @@ absl::StatusOr<roced::v1::OpenEndpointResponse> ResponderRegistry::Open(
     if (absl::Status s = AtLimit(caller, pinned); !s.ok()) return s;
     if (request.kind() == roced::v1::PROBE_KIND_LATENCY) {
       Responder* r = responder.get();
-      r->server = std::thread([r] {
-        absl::Status s = r->endpoint->ServeLatency(&r->stop);
+      r->server = std::thread([r, idle = limits_.serve_idle] {
+        util::NameThisThread("roced-respond");
+        absl::Status s = r->endpoint->ServeLatency(&r->stop, idle);
         if (!s.ok()) {
           LOG_INFO << "probe endpoint " << r->id << " for " << r->initiator
                    << " stopped answering: " << ReasonOf(s) << ": " << s.message();

@@ -41,6 +41,9 @@ struct ResponderLimits {
   // Endpoints one caller (its authenticated identity) may hold at once.
   size_t max_per_caller = 8;
   uint64_t max_pinned_bytes = 128ull << 20;
+  // A latency endpoint nothing lands in for this long is released then,
+  // not at the end of its lease (up to 150 s): its initiator is gone.
+  absl::Duration serve_idle = absl::Seconds(10);
 };
 
 class ResponderRegistry {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -39,10 +40,27 @@ uint32_t PathMtuBytes(uint32_t local_active_mtu, uint32_t remote_active_mtu) {
 // An open device context with its protection domain. Endpoints hold a
 // shared_ptr, so a handle dropped from the factory's cache (device gone)
 // lives until its last endpoint is destroyed.
+namespace {
+std::mutex bind_failures_mu;
+BufferBindFailures bind_failures;
+}  // namespace
+
+BufferBindFailures BufferBindFailuresSoFar() {
+  std::lock_guard<std::mutex> lock(bind_failures_mu);
+  return bind_failures;
+}
+
+void RecordBufferBindFailure(int32_t node, const std::string& error) {
+  std::lock_guard<std::mutex> lock(bind_failures_mu);
+  ++bind_failures.count;
+  bind_failures.node = node;
+  bind_failures.error = error;
+}
+
 class DeviceHandle {
  public:
-  DeviceHandle(std::string name, ibv_context* context, ibv_pd* pd)
-      : name_(std::move(name)), context_(context), pd_(pd) {}
+  DeviceHandle(std::string name, std::string uverbs_path, ibv_context* context, ibv_pd* pd)
+      : name_(std::move(name)), uverbs_path_(std::move(uverbs_path)), context_(context), pd_(pd) {}
   ~DeviceHandle() {
     if (pd_ != nullptr && ibv_dealloc_pd(pd_) != 0) {
       LOG_WARNING << "probe: ibv_dealloc_pd on " << name_ << ": " << std::strerror(errno);
@@ -54,6 +72,12 @@ class DeviceHandle {
 
   const std::string& name() const { return name_; }
   ibv_context* context() const { return context_; }
+  // Whether the device is being removed: its uverbs node in sysfs
+  // (ibv_device.dev_path) is deleted first, then the kernel waits for every
+  // open context to close (drivers that cannot disassociate them, like rxe,
+  // send no event), so a run that goes on holds the removal up. One
+  // access(2); thread-safe.
+  bool Removing() const { return !uverbs_path_.empty() && ::access(uverbs_path_.c_str(), F_OK) != 0; }
   ibv_pd* pd() const { return pd_; }
 
   // Reads pending async events without blocking. False once the device
@@ -72,6 +96,7 @@ class DeviceHandle {
 
  private:
   const std::string name_;
+  const std::string uverbs_path_;
   ibv_context* const context_;
   ibv_pd* const pd_;
   bool fatal_ = false;
@@ -196,6 +221,7 @@ class Buffer {
       unsigned long mask = 1UL << numa_node;
       if (syscall(SYS_mbind, p, length_, kMpolPreferred, &mask, 64, 0) != 0) {
         LOG_DEBUG << "probe: mbind to NUMA node " << numa_node << ": " << std::strerror(errno);
+        RecordBufferBindFailure(numa_node, std::strerror(errno));
       }
     }
     return absl::OkStatus();
@@ -500,22 +526,31 @@ class VerbsEndpoint final : public Endpoint {
       while (*in != value) {
         if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return Cancelled();
         if (Clock::now() > rtt_deadline) return TimedOut(i == 0, "the peer's write", options, i);
+        RETURN_IF_ERROR(CheckNotRemoved());
         backoff.Pause();
       }
+      RETURN_IF_ERROR(CheckNotRemoved());
       run.rtt_ns.push_back(Nanos(Clock::now() - t0));
     }
     return run;
   }
 
-  absl::Status ServeLatency(const std::atomic<bool>* stop) override {
+  absl::Status ServeLatency(const std::atomic<bool>* stop, absl::Duration idle) override {
     RETURN_IF_ERROR(RequireConnected());
     volatile uint8_t* in = RecvArea() + spec_.size - 1;
     uint8_t* out = SendArea() + spec_.size - 1;
     while (true) {
       const uint8_t expected = static_cast<uint8_t>(sequence_ + 1);
       Backoff backoff(spec_.busy_poll);
+      const Clock::time_point idle_deadline = ClockDeadline(idle);
       while (*in != expected) {
         if (stop->load(std::memory_order_relaxed)) return absl::OkStatus();
+        RETURN_IF_ERROR(CheckNotRemoved());
+        if (Clock::now() > idle_deadline) {
+          return ProbeError(absl::StatusCode::kDeadlineExceeded, kReasonTimeout,
+                            absl::StrCat("no write from the initiator for ", absl::FormatDuration(idle), " after ",
+                                         sequence_, " answered: it is gone without closing the endpoint"));
+        }
         backoff.Pause();
       }
       *out = expected;
@@ -542,6 +577,7 @@ class VerbsEndpoint final : public Endpoint {
       if (now > st.drain_limit) {
         return TimedOutBandwidth(st.completed == 0, "outstanding writes to drain");
       }
+      RETURN_IF_ERROR(CheckNotRemoved());
       RETURN_IF_ERROR(PostBandwidth(&st, stopping));
       int n = ibv_poll_cq(cq_.get(), 16, wcs);
       if (n < 0) return VerbsError("ibv_poll_cq", EIO);
@@ -655,6 +691,17 @@ class VerbsEndpoint final : public Endpoint {
     }
   }
 
+  // device_unavailable once the device is being removed; looked at most
+  // every 100 ms (a run's loops call it on every turn).
+  absl::Status CheckNotRemoved() {
+    const Clock::time_point now = Clock::now();
+    if (now < next_removal_check_) return absl::OkStatus();
+    next_removal_check_ = now + std::chrono::milliseconds(100);
+    if (!device_->Removing()) return absl::OkStatus();
+    return ProbeError(absl::StatusCode::kFailedPrecondition, kReasonDeviceUnavailable,
+                      absl::StrCat("RDMA device ", device_->name(), " is being removed (its uverbs device is gone)"));
+  }
+
   // Declaration order is release order reversed: see the destructor.
   std::shared_ptr<DeviceHandle> device_;
   const EndpointSpec spec_;
@@ -667,6 +714,7 @@ class VerbsEndpoint final : public Endpoint {
   uint32_t active_mtu_ = 0;
   uint32_t max_inline_ = 0;
   uint8_t sequence_ = 0;
+  Clock::time_point next_removal_check_{};
   std::vector<roced::v1::QpEndpoint> local_;
   std::vector<roced::v1::QpEndpoint> remote_;
 };
@@ -708,6 +756,7 @@ absl::StatusOr<std::shared_ptr<DeviceHandle>> VerbsEndpointFactory::Acquire(
     }
     devices_.erase(it);
   }
+  const std::string found_path = found->dev_path;
   ibv_context* context = ibv_open_device(found);
   const int open_errno = errno;
   ibv_free_device_list(list);
@@ -726,7 +775,7 @@ absl::StatusOr<std::shared_ptr<DeviceHandle>> VerbsEndpointFactory::Acquire(
     ibv_close_device(context);
     return VerbsError(absl::StrCat("ibv_alloc_pd on ", device), err);
   }
-  auto handle = std::make_shared<DeviceHandle>(device, context, pd);
+  auto handle = std::make_shared<DeviceHandle>(device, found_path, context, pd);
   devices_[device] = handle;
   LOG_DEBUG << "probe: opened " << device;
   return handle;

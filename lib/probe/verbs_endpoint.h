@@ -36,6 +36,19 @@ ibv_mtu BytesToIbMtu(uint32_t bytes);
 // a remote MTU of 0 (unknown) leaves the local one.
 uint32_t PathMtuBytes(uint32_t local_active_mtu, uint32_t remote_active_mtu);
 
+// Probe buffers the kernel would not bind to their NIC's NUMA node (mbind
+// failed: a seccomp filter, a node without memory) since the process
+// started, with the last node and error; diagnose's numa_locality reports
+// them. Thread-safe.
+struct BufferBindFailures {
+  uint64_t count = 0;
+  int32_t node = -1;
+  std::string error;
+};
+BufferBindFailures BufferBindFailuresSoFar();
+// Counts one (verbs_endpoint.cc calls it; tests too).
+void RecordBufferBindFailure(int32_t node, const std::string& error);
+
 class DeviceHandle;
 
 class VerbsEndpointFactory final : public EndpointFactory {

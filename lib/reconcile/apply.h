@@ -45,6 +45,13 @@ class NodeIo {
   // rdma_cm defaults of the target's RDMA port (target.rdma_device is set).
   virtual absl::Status SetRoceMode(const Target& target, roced::v1::RoceMode mode) = 0;
   virtual absl::Status SetRoceTos(const Target& target, uint32_t tos) = 0;
+  // The port buffers' mapping and sizes (total_size is the node's).
+  virtual absl::Status SetBuffer(const Target& target, const PortBuffer& buffer) = 0;
+  // ETHTOOL_PFC_PREVENTION_TOUT in ms (0 disabled, 0xffff auto).
+  virtual absl::Status SetPfcPrevention(const Target& target, uint16_t timeout_ms) = 0;
+  // One DCQCN parameter by its MLNX_OFED name, at the given end of DCQCN.
+  virtual absl::Status SetDcqcnParam(const Target& target, hal::EcnRole role, const std::string& name,
+                                     uint64_t value) = 0;
 };
 
 // Observes everything `config` manages.

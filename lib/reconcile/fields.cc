@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "model/dcqcn_params.h"
 #include "reconcile/apply.h"
 #include "reconcile/plan.h"
 
@@ -62,6 +63,18 @@ std::string EtsText(const Ets& e) {
 }
 
 std::string PfcText(const Pfc& p) { return absl::StrCat("priorities ", Mask(p.enabled), " delay ", p.delay); }
+
+std::string BufferText(const PortBuffer& b) {
+  std::vector<uint32_t> sizes(b.size.begin(), b.size.end());
+  return absl::StrCat("prio_buffer ", Arr(b.prio2buffer), " size [", absl::StrJoin(sizes, ","), "]",
+                      b.total_size != 0 ? absl::StrCat(" of ", b.total_size) : "");
+}
+
+std::string PreventionText(const uint64_t& ms) {
+  if (ms == 0) return "disabled";
+  if (ms == model::kPfcPreventionAuto) return "auto";
+  return absl::StrCat(ms, " ms");
+}
 
 // --- config -> kernel values ---------------------------------------------
 
@@ -156,6 +169,31 @@ struct Codec<Pfc> {
   }
 };
 
+template <>
+struct Codec<PortBuffer> {
+  static constexpr ValueKind kKind = ValueKind::kBuffer;
+  static void ToPrior(const PortBuffer& b, PriorValue* p) {
+    auto* out = p->mutable_buffer();
+    for (int k = 0; k < 8; ++k) {
+      out->add_priority_to_buffer(b.prio2buffer[k]);
+      out->add_size_bytes(b.size[k]);
+    }
+  }
+  static std::optional<PortBuffer> FromPrior(const PriorValue& p) {
+    const auto& b = p.buffer();
+    if (p.value_case() != PriorValue::kBuffer || b.priority_to_buffer_size() != 8 || b.size_bytes_size() != 8) {
+      return std::nullopt;
+    }
+    PortBuffer out;
+    for (int k = 0; k < 8; ++k) {
+      if (b.priority_to_buffer(k) > 7) return std::nullopt;
+      out.prio2buffer[k] = static_cast<uint8_t>(b.priority_to_buffer(k));
+      out.size[k] = b.size_bytes(k);
+    }
+    return out;
+  }
+};
+
 // --- typed entries ----------------------------------------------------------
 
 // One field with its value type T spelled out; Erase() turns it into the
@@ -168,6 +206,7 @@ struct Entry {
   bool disruptive = false;
   bool partial = false;
   const char* note = "";
+  std::function<bool(const T& observed, const T& wanted)> same = nullptr;
   // Numbers only: the largest value the field holds. A journal entry above
   // it is malformed and ignored, as the other codecs ignore theirs (written
   // back, it would be cut to the setter's type: MTU 2^32+1500 as 1500).
@@ -210,6 +249,17 @@ std::optional<T> WithinMax(std::optional<T> v, uint64_t max) {
   return v;
 }
 
+// The type-erased form of an entry's `same` (null stays null).
+template <typename T>
+std::function<bool(const Value&, const Value&)> SameOf(std::function<bool(const T&, const T&)> same) {
+  if (!same) return nullptr;
+  return [same = std::move(same)](const Value& observed, const Value& wanted) {
+    const T* o = std::get_if<T>(&observed);
+    const T* w = std::get_if<T>(&wanted);
+    return o != nullptr && w != nullptr && same(*o, *w);
+  };
+}
+
 template <typename T>
 FieldSpec Erase(Entry<T> e) {
   std::function<std::optional<Value>(const InterfaceConfig&, const InterfaceObserved&)> desired;
@@ -226,6 +276,7 @@ FieldSpec Erase(Entry<T> e) {
       .disruptive = e.disruptive,
       .partial = e.partial,
       .note = e.note,
+      .same = SameOf(e.same),
       .desired = std::move(desired),
       .observe = [o = e.observe](const InterfaceObserved* i,
                                  const std::optional<uint64_t>& pages) {
@@ -388,6 +439,99 @@ FieldSpec EcnField(bool np) {
   });
 }
 
+// The port buffers: either list may be left to the node.
+std::optional<PortBuffer> DesiredBuffer(const InterfaceConfig& c, const InterfaceObserved& obs) {
+  if (!c.has_qos() || !c.qos().has_buffers()) return std::nullopt;
+  const auto& b = c.qos().buffers();
+  PortBuffer want = obs.buffer.value_or(PortBuffer{});
+  if (b.priority_to_buffer_size() == 8) {
+    for (int k = 0; k < 8; ++k) want.prio2buffer[k] = static_cast<uint8_t>(b.priority_to_buffer(k));
+  }
+  if (b.size_bytes_size() == 8) {
+    for (int k = 0; k < 8; ++k) want.size[k] = b.size_bytes(k);
+  }
+  return want;
+}
+
+FieldSpec BufferField() {
+  return Erase<PortBuffer>({
+      .field = Field::kPortBuffer,
+      .path = "qos.buffers",
+      .scope = Scope::kNetdev,
+      .note = "a manual buffer layout replaces the one mlx5 derives from PFC",
+      .desired = DesiredBuffer,
+      .observe = Member<PortBuffer>(&InterfaceObserved::buffer),
+      .render = BufferText,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<PortBuffer>&,
+                  const PortBuffer& to) { return io.SetBuffer(*t, to); },
+  });
+}
+
+FieldSpec PfcPreventionField() {
+  return Erase<uint64_t>({
+      .field = Field::kPfcPrevention,
+      .path = "qos.pfc_prevention",
+      .scope = Scope::kNetdev,
+      // A driver reads "auto" back as the timeout it chose; mlx5's is the
+      // only one in the tree.
+      .same = [](const uint64_t& observed, const uint64_t& wanted) {
+        return observed == wanted ||
+               (wanted == model::kPfcPreventionAuto && observed == model::kMlx5PfcPreventionAutoMs);
+      },
+      .max_number = 0xffff,
+      .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_qos() || !c.qos().has_pfc_prevention()) return std::nullopt;
+        const auto& p = c.qos().pfc_prevention();
+        if (p.timeout_case() == roced::v1::PfcPreventionConfig::kAuto) return model::kPfcPreventionAuto;
+        return p.timeout_ms();
+      },
+      .observe = Member<uint64_t>(&InterfaceObserved::pfc_prevention),
+      .render = PreventionText,
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>&,
+                  const uint64_t& to) { return io.SetPfcPrevention(*t, static_cast<uint16_t>(to)); },
+  });
+}
+
+// Config paths of the DCQCN parameters ("qos.dcqcn.cnp_dscp"), built once.
+const std::string& DcqcnPath(size_t i) {
+  static const auto* paths = [] {
+    auto* p = new std::array<std::string, model::kDcqcnParams.size()>;
+    for (size_t k = 0; k < p->size(); ++k) (*p)[k] = absl::StrCat("qos.dcqcn.", model::kDcqcnParams[k].name);
+    return p;
+  }();
+  return (*paths)[i];
+}
+
+// model::kDcqcnParams[i], one field each: what the config sets of
+// qos.dcqcn, by reflection on the parameter's name.
+FieldSpec DcqcnField(size_t i) {
+  const model::DcqcnParam& param = model::kDcqcnParams[i];
+  const hal::EcnRole role =
+      param.notification_point ? hal::EcnRole::kNotificationPoint : hal::EcnRole::kReactionPoint;
+  const std::string name = param.name;
+  return Erase<uint64_t>({
+      .field = static_cast<Field>(static_cast<size_t>(Field::kCnpDscp) + i),
+      .path = DcqcnPath(i).c_str(),
+      .scope = Scope::kNetdev,
+      .max_number = param.max,
+      .desired = [name](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_qos() || !c.qos().has_dcqcn()) return std::nullopt;
+        const auto& d = c.qos().dcqcn();
+        const google::protobuf::FieldDescriptor* f = d.GetDescriptor()->FindFieldByName(name);
+        if (f == nullptr || !d.GetReflection()->HasField(d, f)) return std::nullopt;
+        return d.GetReflection()->GetUInt32(d, f);
+      },
+      .observe = [name](const InterfaceObserved* o, const std::optional<uint64_t>&) -> std::optional<uint64_t> {
+        auto it = o->dcqcn.find(name);
+        if (it == o->dcqcn.end()) return std::nullopt;
+        return it->second;
+      },
+      .render = Number,
+      .write = [role, name](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>&,
+                            const uint64_t& to) { return io.SetDcqcnParam(*t, role, name, to); },
+  });
+}
+
 FieldSpec RoceModeField() {
   return Erase<uint64_t>({
       .field = Field::kRoceMode,
@@ -422,24 +566,40 @@ FieldSpec RoceTosField() {
   });
 }
 
+std::vector<FieldSpec> BuildTable() {
+  std::vector<FieldSpec> table = {
+      HugepagesField(),      // 1. hugepages
+      MtuField(),            // 2. MTU
+      DscpField(),           // 3. DSCP map (trust)
+      EtsField(),            // 4. ETS, then
+      PfcField(),            //    PFC, then
+      BufferField(),         //    the port buffers
+      PfcPreventionField(),  // 5. PFC storm prevention
+  };
+  // 6. CNP and DCQCN parameters
+  for (size_t i = 0; i < model::kDcqcnParams.size(); ++i) table.push_back(DcqcnField(i));
+  table.push_back(EcnField(true));   //    ECN, notification point
+  table.push_back(EcnField(false));  //    and reaction point
+  table.push_back(RoceModeField());  // 7. rdma_cm defaults
+  table.push_back(RoceTosField());
+  return table;
+}
+
+static_assert(static_cast<size_t>(Field::kClampTgtRateAfterTimeInc) - static_cast<size_t>(Field::kCnpDscp) + 1 ==
+                  model::kDcqcnParams.size(),
+              "one Field per DCQCN parameter");
+
 }  // namespace
 
+bool Satisfies(const FieldSpec& spec, const Value& observed, const Value& wanted) {
+  return spec.same ? spec.same(observed, wanted) : observed == wanted;
+}
+
 std::span<const FieldSpec> Fields() {
-  // The table. Its order is the apply order: the order of Field.
-  static const std::array table = {
-      HugepagesField(),  // 1. hugepages
-      MtuField(),        // 2. MTU
-      DscpField(),       // 3. DSCP map (trust)
-      EtsField(),        // 4. ETS, then
-      PfcField(),        //    PFC
-      EcnField(true),    // 5. ECN, notification point
-      EcnField(false),   //    and reaction point
-      RoceModeField(),   // 6. rdma_cm defaults
-      RoceTosField(),
-  };
-  static_assert(std::tuple_size_v<std::remove_const_t<decltype(table)>> == kFieldCount,
-                "one entry per Field");
-  return table;
+  // The table. Its order is the apply order, the order of Field (a unit
+  // test holds each entry to its place and the table to kFieldCount).
+  static const std::vector<FieldSpec>* table = new std::vector<FieldSpec>(BuildTable());
+  return *table;
 }
 
 const FieldSpec& Spec(Field field) { return Fields()[static_cast<size_t>(field)]; }

@@ -37,6 +37,7 @@ enum class ValueKind {
   kDscpMap,  // DscpMap, PriorValue.dscp
   kEts,      // Ets, PriorValue.ets
   kPfc,      // Pfc, PriorValue.pfc
+  kBuffer,   // PortBuffer, PriorValue.buffer
 };
 
 // What a field is a property of; it also names the object of plan steps,
@@ -62,6 +63,11 @@ struct FieldSpec {
   bool partial;
   // Shown with the field's plan steps ("" for none).
   const char* note;
+  // Whether an observed value satisfies a wanted one; null: equality. For
+  // a field whose driver reads a written value back as another that means
+  // the same (mlx5 reads PFC prevention "auto" back as 100 ms). Use
+  // Satisfies(), which covers null.
+  std::function<bool(const Value& observed, const Value& wanted)> same;
 
   // The value the interface's config asks for, or nullopt when the config
   // does not manage the field. `observed` is there for the fields whose
@@ -90,6 +96,9 @@ struct FieldSpec {
                              const Value& to)>
       write;
 };
+
+// `observed` satisfies `wanted` for `spec`'s field (spec.same, or ==).
+bool Satisfies(const FieldSpec& spec, const Value& observed, const Value& wanted);
 
 // Every managed field, in apply order.
 std::span<const FieldSpec> Fields();

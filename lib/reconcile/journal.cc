@@ -89,7 +89,7 @@ Plan RestorePlan(const std::vector<roced::v1::PriorValue>& prior, NodeIo* io, st
     }
     s.disruptive = spec->disruptive;
     s.note = "restoring the value from before the apply";
-    if (std::holds_alternative<std::monostate>(s.current) || s.current == s.wanted) continue;
+    if (std::holds_alternative<std::monostate>(s.current) || Satisfies(*spec, s.current, s.wanted)) continue;
     plan.steps.push_back(std::move(s));
   }
   std::stable_sort(plan.steps.begin(), plan.steps.end(),

@@ -1,6 +1,7 @@
 #include "reconcile/linux_node_io.h"
 
 #include "absl/strings/str_cat.h"
+#include "model/dcqcn_params.h"
 #include "util/log.h"
 
 namespace roced::reconcile {
@@ -22,13 +23,20 @@ InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
       e.tc_bw = dcb->ets->tc_tx_bw;
       e.tsa = dcb->ets->tc_tsa;
       o.ets = e;
+      o.dcb_willing = dcb->ets->willing;
     }
     if (dcb->pfc) o.pfc = Pfc{dcb->pfc->pfc_en, dcb->pfc->delay};
+    if (dcb->buffer) o.buffer = PortBuffer{dcb->buffer->prio2buffer, dcb->buffer->buffer_size, dcb->buffer->total_size};
   } else if (!absl::IsUnimplemented(dcb.status())) {
     LOG_DEBUG << "DCB read of " << t.netdev << ": " << dcb.status();
   }
   if (auto np = ecn_.Get(t.netdev, hal::EcnRole::kNotificationPoint); np.ok()) o.ecn_np = *np;
   if (auto rp = ecn_.Get(t.netdev, hal::EcnRole::kReactionPoint); rp.ok()) o.ecn_rp = *rp;
+  if (auto tout = tunable_.GetPfcPreventionTimeout(t.netdev); tout.ok()) o.pfc_prevention = *tout;
+  for (const model::DcqcnParam& p : model::kDcqcnParams) {
+    const hal::EcnRole role = p.notification_point ? hal::EcnRole::kNotificationPoint : hal::EcnRole::kReactionPoint;
+    if (auto v = congestion_.Get(t.netdev, role, p.name); v.ok()) o.dcqcn[p.name] = *v;
+  }
   if (!t.rdma_device.empty()) {
     if (auto mode = rdma_cm_.GetRoceMode(t.rdma_device, t.port); mode.ok()) {
       if (*mode == "RoCE v2") o.roce_mode = roced::v1::ROCE_MODE_V2;
@@ -102,6 +110,32 @@ absl::Status LinuxNodeIo::SetRoceMode(const Target& t, roced::v1::RoceMode mode)
 
 absl::Status LinuxNodeIo::SetRoceTos(const Target& t, uint32_t tos) {
   return rdma_cm_.SetRoceTos(t.rdma_device, t.port, tos);
+}
+
+absl::Status LinuxNodeIo::SetBuffer(const Target& t, const PortBuffer& want) {
+  auto current = dcb_.Get(t.netdev);
+  if (!current.ok()) return current.status();
+  hal::DcbBuffer b = current->buffer.value_or(hal::DcbBuffer{});
+  // The driver refuses a layout larger than the port with a bare EINVAL;
+  // say which figures do not fit instead.
+  uint64_t sum = 0;
+  for (uint32_t size : want.size) sum += size;
+  if (b.total_size != 0 && sum > b.total_size) {
+    return absl::InvalidArgumentError(absl::StrCat(t.netdev, ": qos.buffers.size_bytes sum to ", sum,
+                                                   " bytes; the port's buffer holds ", b.total_size));
+  }
+  b.prio2buffer = want.prio2buffer;
+  b.buffer_size = want.size;
+  return dcb_.SetBuffer(t.netdev, b);
+}
+
+absl::Status LinuxNodeIo::SetPfcPrevention(const Target& t, uint16_t timeout_ms) {
+  return tunable_.SetPfcPreventionTimeout(t.netdev, timeout_ms);
+}
+
+absl::Status LinuxNodeIo::SetDcqcnParam(const Target& t, hal::EcnRole role, const std::string& name,
+                                        uint64_t value) {
+  return congestion_.Set(t.netdev, role, name, value);
 }
 
 }  // namespace roced::reconcile

@@ -1,6 +1,7 @@
 // NodeIo on the running kernel: rtnetlink for MTU, DCB netlink for the DSCP
-// app table, ETS and PFC, sysfs for ECN enables and hugepages, configfs
-// rdma_cm for the default RoCE mode and ToS. Each setter is one kernel
+// app table, ETS, PFC and the port buffers, the ethtool ioctl for PFC storm
+// prevention, sysfs for ECN enables and hugepages, sysfs or debugfs for the
+// DCQCN parameters, configfs rdma_cm for the default RoCE mode and ToS. Each setter is one kernel
 // surface; which field uses which is the field table's business
 // (fields.h), so nothing here switches over fields.
 //
@@ -8,8 +9,10 @@
 // among them). Used from one thread at a time, as NodeIo says.
 #pragma once
 
+#include "hal/congestion_files.h"
 #include "hal/dcb_netlink.h"
 #include "hal/ecn_files.h"
+#include "hal/ethtool_tunable.h"
 #include "hal/hugepage_pools.h"
 #include "hal/link_mtu.h"
 #include "hal/rdma_cm.h"
@@ -19,7 +22,8 @@ namespace roced::reconcile {
 
 class LinuxNodeIo : public NodeIo {
  public:
-  explicit LinuxNodeIo(hal::Paths paths) : ecn_(paths), rdma_cm_(paths), hugepages_(std::move(paths)) {}
+  explicit LinuxNodeIo(hal::Paths paths)
+      : ecn_(paths), congestion_(paths), rdma_cm_(paths), hugepages_(std::move(paths)) {}
 
   InterfaceObserved ObserveInterface(const Target& target) override;
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& pool) override;
@@ -32,11 +36,17 @@ class LinuxNodeIo : public NodeIo {
   absl::Status SetEcn(const Target& target, hal::EcnRole role, uint8_t from, uint8_t to) override;
   absl::Status SetRoceMode(const Target& target, roced::v1::RoceMode mode) override;
   absl::Status SetRoceTos(const Target& target, uint32_t tos) override;
+  absl::Status SetBuffer(const Target& target, const PortBuffer& buffer) override;
+  absl::Status SetPfcPrevention(const Target& target, uint16_t timeout_ms) override;
+  absl::Status SetDcqcnParam(const Target& target, hal::EcnRole role, const std::string& name,
+                             uint64_t value) override;
 
  private:
   hal::LinkMtu link_;
   hal::DcbNetlink dcb_;
   hal::EcnFiles ecn_;
+  hal::CongestionFiles congestion_;
+  hal::EthtoolTunable tunable_;
   hal::RdmaCm rdma_cm_;
   hal::HugepagePools hugepages_;
 };

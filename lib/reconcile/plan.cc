@@ -135,7 +135,7 @@ class Planner {
       return;
     }
     fs.set_observed(Render(observed, spec.field));
-    if (observed == wanted) {
+    if (Satisfies(spec, observed, wanted)) {
       fs.set_sync(roced::v1::FIELD_SYNC_IN_SYNC);
       plan_->fields.push_back(std::move(fs));
       return;

@@ -42,6 +42,17 @@ struct Pfc {
 
 using DscpMap = std::map<uint8_t, uint8_t>;  // DSCP -> priority
 
+// The port's receive buffers. total_size is the port's whole buffer as the
+// driver reports it: context for a write, not part of the value (a journal
+// entry does not keep it, and two values with the same mapping and sizes
+// are the same).
+struct PortBuffer {
+  std::array<uint8_t, 8> prio2buffer{};
+  std::array<uint32_t, 8> size{};
+  uint32_t total_size = 0;
+  bool operator==(const PortBuffer& o) const { return prio2buffer == o.prio2buffer && size == o.size; }
+};
+
 struct InterfaceObserved {
   std::optional<uint32_t> mtu;
   std::optional<DscpMap> dscp;  // nullopt: no DCB support
@@ -51,6 +62,15 @@ struct InterfaceObserved {
   std::optional<uint8_t> ecn_rp;
   std::optional<roced::v1::RoceMode> roce_mode;
   std::optional<uint32_t> roce_tos;
+  std::optional<PortBuffer> buffer;  // nullopt: no DCB buffer op
+  // ETHTOOL_PFC_PREVENTION_TOUT, ms (0 disabled, 0xffff auto).
+  std::optional<uint16_t> pfc_prevention;
+  // DCQCN parameters the node has, by MLNX_OFED name (model/dcqcn_params.h);
+  // a name missing is a parameter the node lacks.
+  std::map<std::string, uint64_t> dcqcn;
+  // Observed only, never written (diagnose's switch_alignment): the ETS
+  // willing bit, i.e. the port takes its DCB settings from the switch.
+  std::optional<bool> dcb_willing;
 };
 
 struct HugepagePool {
@@ -76,14 +96,52 @@ struct Observed {
 //     which would undo QoS written before it;
 //  3. DSCP map (and with it trust) before ETS and PFC, so traffic is already
 //     classified onto the lossless priority when pause is switched on;
-//  4. ETS before PFC, the kernel's own order within one DCB SET;
-//  5. ECN after PFC, so the lossless class has its back-stop before
-//     congestion marking starts relying on it;
-//  6. rdma_cm defaults last: they only affect connections made afterwards.
+//  4. ETS before PFC, and PFC before the port buffers: the kernel's own
+//     order within one DCB SET (and mlx5 sizes the lossless buffers from
+//     the PFC priorities, which a manual buffer layout then overrides);
+//  5. PFC storm prevention right after PFC, so pause on the lossless
+//     class never runs without its timeout longer than it must;
+//  6. CNP and DCQCN parameters, then the ECN enables: a reaction point
+//     starts with the rates it is meant to have; ECN after PFC, so the
+//     lossless class has its back-stop before congestion marking starts
+//     relying on it;
+//  7. rdma_cm defaults last: they only affect connections made afterwards.
 // Everything else about a field (config path, value type, how it is
 // planned, observed, journalled, rendered and written) is its entry in the
 // field table, reconcile/fields.h, which lists the fields in this order.
-enum class Field { kHugepages = 0, kMtu, kDscp, kEts, kPfc, kEcnNp, kEcnRp, kRoceMode, kRoceTos };
+enum class Field {
+  kHugepages = 0,
+  kMtu,
+  kDscp,
+  kEts,
+  kPfc,
+  kPortBuffer,
+  kPfcPrevention,
+  // One per model::kDcqcnParams entry, in its order.
+  kCnpDscp,
+  kCnp802pPrio,
+  kMinTimeBetweenCnps,
+  kRpgTimeReset,
+  kRpgByteReset,
+  kRpgThreshold,
+  kRpgMaxRate,
+  kRpgAiRate,
+  kRpgHaiRate,
+  kRpgGd,
+  kRpgMinDecFac,
+  kRpgMinRate,
+  kRateToSetOnFirstCnp,
+  kDceTcpG,
+  kDceTcpRtt,
+  kRateReduceMonitorPeriod,
+  kInitialAlphaValue,
+  kClampTgtRate,
+  kClampTgtRateAfterTimeInc,
+  kEcnNp,
+  kEcnRp,
+  kRoceMode,
+  kRoceTos
+};
 // How many there are (update with the last enumerator).
 inline constexpr size_t kFieldCount = static_cast<size_t>(Field::kRoceTos) + 1;
 
@@ -93,7 +151,7 @@ const char* FieldPath(Field f);
 
 // A field's value: monostate for "unknown / the node has no such control",
 // else the alternative its table entry names (ValueKind).
-using Value = std::variant<std::monostate, uint64_t, DscpMap, Ets, Pfc>;
+using Value = std::variant<std::monostate, uint64_t, DscpMap, Ets, Pfc, PortBuffer>;
 
 struct Step {
   Field field;

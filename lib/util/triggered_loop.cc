@@ -1,4 +1,5 @@
 #include "util/triggered_loop.h"
+#include "util/thread_name.h"
 
 #include <pthread.h>
 
@@ -17,10 +18,10 @@ void TriggeredLoop::Start() {
     if (thread_.joinable()) return;
     stop_ = false;
   }
-  thread_ = std::thread([this] { Run(); });
-  if (!options_.name.empty()) {
-    pthread_setname_np(thread_.native_handle(), options_.name.substr(0, 15).c_str());
-  }
+  thread_ = std::thread([this] {
+    if (!options_.name.empty()) util::NameThisThread(options_.name);
+    Run();
+  });
 }
 
 void TriggeredLoop::Trigger(const std::string& reason) {
@@ -48,7 +49,14 @@ void TriggeredLoop::Run() {
     std::string reason = options_.periodic_reason;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, absl::ToChronoNanoseconds(wait), [this] { return stop_ || requested_; });
+      auto woken = [this] { return stop_ || requested_; };
+      // An infinite wait is a wait for a trigger (steady_clock::now() plus
+      // nanoseconds::max() would overflow and not wait at all).
+      if (wait == absl::InfiniteDuration()) {
+        cv_.wait(lock, woken);
+      } else {
+        cv_.wait_for(lock, absl::ToChronoNanoseconds(std::min(wait, absl::Hours(24))), woken);
+      }
       if (stop_) return;
       if (requested_) reason = reason_;
       requested_ = false;

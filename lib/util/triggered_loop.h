@@ -28,7 +28,8 @@ class TriggeredLoop {
     std::string periodic_reason = "periodic";  // the body's reason when the wait ran out
     bool run_first = false;                 // run the body once right at Start
   };
-  // How long to wait before the next periodic pass (asked before every wait).
+  // How long to wait before the next periodic pass (asked before every
+  // wait); absl::InfiniteDuration() waits for a trigger only.
   using WaitFn = std::function<absl::Duration()>;
   using Body = std::function<void(const std::string& reason)>;
 

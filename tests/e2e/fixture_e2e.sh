@@ -75,6 +75,17 @@ check "rocectl status (unix socket) table warns about the x4 link" grep -q "mlx5
 check "rocectl -o yaml status parses as YAML" python3 -c 'import sys, yaml; d = yaml.safe_load(sys.stdin); assert len(d["devices"]) == 4' < <("$BIN/rocectl" --socket "$SOCK" -o yaml status)
 check "rocectl version shows both sides" grep -q "^roced " <<<"$("$BIN/rocectl" --socket "$SOCK" version)"
 
+# --- threads ----------------------------------------------------------------
+# Every thread is named (roced-<job>, or the library's own name): per-thread
+# CPU (top -H, bench/idle_cpu.sh) says which job costs it. Only the main
+# thread carries the process name.
+unnamed=$(for t in /proc/"$PID"/task/*; do [ "$t" = "/proc/$PID/task/$PID" ] || cat "$t/comm"; done | grep -cx roced || true)
+# ThreadSanitizer's runtime starts a background thread of its own, unnamed.
+allowed=0
+ldd "$BIN/roced" | grep -q libtsan && allowed=1
+check "every thread but the main one is named (unnamed: $unnamed, allowed: $allowed)" test "$unnamed" = "$allowed"
+check "the agent's own threads are roced-<job>" sh -c "cat /proc/$PID/task/*/comm | grep -q '^roced-reconcile\$' && cat /proc/$PID/task/*/comm | grep -q '^roced-netlink\$'"
+
 # --- metrics ----------------------------------------------------------------
 curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt"
 check "scrape passes promtool check metrics" sh -c "promtool check metrics < '$WORK/metrics.txt' > '$WORK/promtool.out' 2>&1"
@@ -114,17 +125,49 @@ set +e
 set -e
 check "roced refuses to start with the bad config" test "$rc" = 1
 
-# --- SIGHUP reload -----------------------------------------------------------
+# --- SIGHUP reload (followed with rocectl events) ------------------------------
+# --initial: the agent subscribes the stream before it sends the current
+# state, so once that first line is out no later event can be missed (a
+# fixed 0.5 s wait lost the first reload under TSan in CI).
+# wait_events N: until the stream has N lines (at most 20 s); each reload,
+# rejected or accepted, is one event.
+wait_events() {
+  for ((i = 0; i < 200; i++)); do
+    (($(wc -l <"$WORK/events.json") >= $1)) && return 0
+    sleep 0.1
+  done
+}
+"$BIN/rocectl" --socket "$SOCK" -o json events --initial --for 30s --count 3 >"$WORK/events.json" 2>"$WORK/events.err" &
+EVENTS=$!
+wait_events 1
 cp "$WORK/bad.yaml" "$CONFIG"
 kill -HUP "$PID"
-sleep 0.5
+wait_events 2
 gen=$("$BIN/rocectl" --socket "$SOCK" -o json status | python3 -c 'import json,sys; c=json.load(sys.stdin)["config"]; print(c["generation"], "rejected" if c["lastError"] else "ok")')
 check "bad config on SIGHUP: old config stays (generation 1, error recorded)" test "$gen" = "1 rejected"
 printf 'apiVersion: roced/v1\nkind: NodeConfig\nmode: enforce\n' >"$CONFIG"
 kill -HUP "$PID"
-sleep 0.5
+wait_events 3
 gen=$("$BIN/rocectl" --socket "$SOCK" -o json status | python3 -c 'import json,sys; c=json.load(sys.stdin)["config"]; print(c["generation"], c["mode"])')
 check "good config on SIGHUP is accepted (generation 2)" test "$gen" = "2 MODE_ENFORCE"
+rc=0
+wait "$EVENTS" || rc=$?
+check "rocectl events: exit 0 after --count 3" test "$rc" = 0
+check "rocectl -o json events: the state, then the rejected and the accepted reload, one JSON object per line" python3 - "$WORK/events.json" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 3, lines
+assert json.loads(lines[0])["state"]["config"]["generation"] == "1", lines[0]
+ev = [json.loads(l)["config"] for l in lines[1:]]
+assert ev[0]["accepted"] is False and "priority 9 is out of range" in ev[0]["error"], ev[0]
+assert ev[1]["accepted"] is True and ev[1]["generation"] == "2" and ev[1]["source"] == "CONFIG_SOURCE_FILE", ev[1]
+PY
+line=$("$BIN/rocectl" --socket "$SOCK" events --initial --count 1)
+check "rocectl events --initial: the current state first, as one line" grep -Eq '^[0-9T:.-]+Z  state      4 device\(s\), generation 2$' <<<"$line"
+start=$(date +%s%N)
+"$BIN/rocectl" --socket "$SOCK" events --for 1s >/dev/null && rc=0 || rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+check "rocectl events --for 1s: exit 0 after about 1 s (${took} ms)" test "$rc" = 0 -a "$took" -ge 900 -a "$took" -lt 5000
 
 # --- graceful stop -----------------------------------------------------------
 kill -TERM "$PID"
@@ -133,6 +176,45 @@ wait "$PID" || rc=$?
 PID=
 check "SIGTERM: exit 0" test "$rc" = 0
 check "SIGTERM: unix socket removed" test ! -e "$SOCK"
+
+# --- state directory faults ------------------------------------------------------
+# A truncated accepted.json is kept aside and reported, generations go on.
+gen=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["generation"])' <"$WORK/state/accepted.json")
+head -c 40 "$WORK/state/accepted.json" >"$WORK/state/accepted.json.new" && mv "$WORK/state/accepted.json.new" "$WORK/state/accepted.json"
+check "restart over a truncated accepted.json" start_roced
+"$BIN/rocectl" --socket "$SOCK" -o json status >"$WORK/status.json"
+check "truncated accepted.json: kept aside, state component unhealthy, generation $gen+1" python3 - "$WORK/status.json" "$gen" "$WORK/state" <<'PY'
+import glob, json, sys
+s = json.load(open(sys.argv[1]))
+c = next(c for c in s["agent"]["components"] if c["name"] == "state")
+assert not c.get("healthy", False) and "does not parse" in c["message"] and "kept as" in c["message"], c
+assert s["config"]["generation"] == str(int(sys.argv[2]) + 1), s["config"]
+assert len(glob.glob(sys.argv[3] + "/accepted.json.bad-*")) == 1
+PY
+check "truncated accepted.json: roced_component_healthy{component=\"state\"} 0" \
+  sh -c "curl -sf 'http://127.0.0.1:$METRICS_PORT/metrics' | grep -qx 'roced_component_healthy{component=\"state\"} 0'"
+kill -TERM "$PID"; wait "$PID" || true; PID=
+
+# A state directory that cannot be created: roced serves, degraded, and says why.
+: >"$WORK/blocker"
+"$BIN/roced" --sysfs-root "$FIXTURE" --config "$CONFIG" --grpc-listen "" --metrics-listen "127.0.0.1:0" \
+  --socket "$SOCK" --state-dir "$WORK/blocker/state" --log-level info 2>>"$WORK/roced.log" &
+PID=$!
+served=0
+for _ in $(seq 1 100); do
+  "$BIN/rocectl" --socket "$SOCK" --timeout 1s status >/dev/null 2>&1 && { served=1; break; }
+  kill -0 "$PID" 2>/dev/null || break
+  sleep 0.1
+done
+check "unwritable state directory: roced keeps serving" test "$served" = 1
+table=$("$BIN/rocectl" --socket "$SOCK" status 2>&1 || true)
+check "unwritable state directory: rocectl status says why" grep -q "state directory not writable" <<<"$table"
+out=$("$BIN/rocectl" --socket "$SOCK" apply -f "$CONFIG" 2>&1) && rc=0 || rc=$?
+check "unwritable state directory: a push is refused (UNAVAILABLE, not persisted)" \
+  sh -c "test $rc -ne 0 && grep -q 'cannot persist' <<'EOF'
+$out
+EOF"
+kill -TERM "$PID"; wait "$PID" || true; PID=
 
 echo
 echo "fixture_e2e: $pass passed, $fail failed"

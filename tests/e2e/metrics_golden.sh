@@ -4,7 +4,7 @@
 # every series' name and labels, and every value that does not depend on
 # time. A renamed metric or label, a changed help text, a new or vanished
 # series fails it. Values that do depend on time (durations, start time,
-# counts of periodic runs, the HTTP exposer's own figures, the build's
+# counts of periodic runs, the metrics endpoint's own figures, the build's
 # version and commit) are replaced by <volatile>; their series still count.
 # Usage: metrics_golden.sh BIN_DIR SOURCE_DIR [--update]
 #   --update  rewrite the stored file from this scrape (then review the diff)
@@ -35,7 +35,7 @@ python3 - "$WORK/metrics.txt" >"$WORK/normalized.txt" <<'PY'
 import re, sys
 
 VOLATILE_FAMILIES = (
-    "exposer_",                          # prometheus-cpp's own HTTP figures
+    "roced_metrics_",                    # the endpoint's own figures (earlier scrapes)
     "roced_discovery_duration_seconds",  # how long passes took
     "roced_reconcile_duration_seconds",
     "roced_start_time_seconds",

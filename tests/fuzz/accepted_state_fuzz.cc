@@ -1,7 +1,8 @@
 // Fuzz target 3: <state-dir>/accepted.json as the agent reads it at
-// start-up. Text -> ParseAcceptedJson (what StateDir::LoadAccepted does
-// with the file) -> ResolveStartupConfig against no config file, the same
-// file (digest equal) and an edited one, at a time before and after any
+// start-up (and the same bytes as the `generation` file: ParseGenerationText).
+// Text -> ParseAcceptedJson (what StateDir::LoadPersisted does with the
+// file) -> ResolveStartupConfig against no config file, the same file
+// (digest equal) and an edited one, at a time before and after any
 // confirm deadline -> what Agent::Accept does with the choice (defaults,
 // CheckStorable) -> the expired provisional config's priors through the
 // restore path -> ValidateConfig of the config taken up. Property: what
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "agent/config_lifecycle.h"
 #include "agent/state_dir.h"
 #include "fuzz_check.h"
@@ -54,6 +56,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  // The `generation` file beside it: a number that reads back as written.
+  if (absl::StatusOr<uint64_t> g = roced::agent::ParseGenerationText(text); g.ok()) {
+    FUZZ_CHECK(*roced::agent::ParseGenerationText(absl::StrCat(*g, "\n")) == *g, "a generation reads back");
+  }
   absl::StatusOr<AcceptedConfig> persisted = roced::agent::ParseAcceptedJson(text);
   if (!persisted.ok()) return 0;
 

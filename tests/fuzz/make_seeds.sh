@@ -16,6 +16,9 @@
 #   hal_text        a selector byte (see hal_text_fuzz.cc) and a file of the
 #                   fixture sysfs tree, or an ethtool name / reply
 #   netlink         DCB replies and link notifications (roced_fuzz_seeds)
+#   lldp            LLDP frames from the lab's switch stand-in
+#                   (tests/lab/lib/lldp_switch.py --frame-out): IEEE, CEE,
+#                   a shutdown LLDPDU
 # Files named regress-* are inputs fuzzing found (each with a unit test);
 # they are kept as they are.
 set -euo pipefail
@@ -27,7 +30,7 @@ OUT=$SRC/tests/fuzz/corpus
 FIX=$SRC/tests/fixtures
 # Inputs fuzzing found (regress-*, see tests/fuzz/README.md) stay.
 find "$OUT" -type f ! -name 'regress-*' -delete 2>/dev/null || true
-mkdir -p "$OUT"/{config_yaml,config_proto,accepted_state,apply_journal,hal_text,netlink}
+mkdir -p "$OUT"/{config_yaml,config_proto,accepted_state,apply_journal,hal_text,netlink,lldp}
 
 yamls=("$SRC/deploy/examples/lossless-prio3.yaml")
 cp "$SRC/deploy/examples/lossless-prio3.yaml" "$OUT/config_yaml/lossless-prio3.yaml"
@@ -80,3 +83,10 @@ seed hugepages_1g 6 hugepages-1048576kB
 printf '\x08\x68\x10\x00\x00' >"$OUT/hal_text/netdev_mtu_4200"
 
 du -sh "$OUT"
+
+# lldp: frames as the lab's switch stand-in sends them.
+SW="python3 $SRC/tests/lab/lib/lldp_switch.py"
+$SW --frame-out "$OUT/lldp/ieee_pfc3_app26" --pfc 3 --app 26:3,48:6 --max-frame 9216 --ets-prio-tc 0,0,0,1,0,0,0,0
+$SW --frame-out "$OUT/lldp/ieee_willing" --pfc 3,4 --willing --app-ethertype 0x8906:3
+$SW --frame-out "$OUT/lldp/cee_pfc3" --cee --pfc 3 --ets-prio-tc 0,0,0,1,0,0,0,0 --app-ethertype 0x8906:3
+$SW --frame-out "$OUT/lldp/shutdown" --ttl 0

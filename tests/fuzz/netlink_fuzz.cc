@@ -48,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 2: {
       hal::LinkEvents events = hal::ScanLinkEvents(buf, len);
-      FUZZ_CHECK(events.messages == 0 || !events.first_reason.empty(), "a message has a reason");
+      FUZZ_CHECK(events.messages == 0 || !events.reasons.empty(), "a message has a reason");
+      FUZZ_CHECK(events.reasons.size() <= 4, "at most the four kinds");
       FUZZ_CHECK(events.messages <= len / 16, "no more messages than headers fit");
       break;
     }

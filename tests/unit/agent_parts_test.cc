@@ -4,7 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 #include "agent/config_lifecycle.h"
 #include "agent/discovery.h"
@@ -39,6 +44,7 @@ TEST(DiffDevices, AddedChangedRemovedAndUnchanged) {
   EXPECT_EQ(events[1].device().detail(), "1 port(s), driver mlx5_core");
   EXPECT_EQ(events[2].device().device(), "rxe0");
   EXPECT_EQ(events[2].device().kind(), roced::v1::DeviceEvent::KIND_REMOVED);
+  EXPECT_EQ(events[2].device().detail(), "gone from sysfs (netlink: link change)");
   EXPECT_TRUE(DiffDevices(after, after, "periodic").empty());
 }
 
@@ -125,6 +131,49 @@ TEST(PublishedState, DevicesHealthAndFields) {
   EXPECT_EQ(state.Snapshot().fields_size(), 1);
 }
 
+// Readers that poll every second (the counters' refresh, the probe
+// scheduler) copy the state only when Version() moved: every change they
+// could see must move it, and a component re-reporting the same health
+// (every pass) must not.
+TEST(PublishedState, VersionMovesWithEveryVisibleChangeOnly) {
+  PublishedState state;
+  uint64_t v = state.Version();
+  auto moved = [&](const char* what) {
+    const uint64_t now = state.Version();
+    EXPECT_GT(now, v) << what << " must move the version";
+    v = now;
+  };
+  state.SwapDevices({Device("rxe0", 1)});
+  moved("SwapDevices");
+  state.SetComponentHealth("counters", true, "");
+  moved("a new component");
+  state.SetComponentHealth("counters", true, "");
+  EXPECT_EQ(state.Version(), v) << "the same health again (only last_success moves)";
+  state.SetComponentHealth("counters", false, "sysfs gone");
+  moved("a component turning unhealthy");
+  state.SetComponentHealth("counters", false, "sysfs still gone");
+  moved("a component's new message");
+  state.AddWarning("w");
+  moved("AddWarning");
+  state.AddWarning("w");
+  EXPECT_EQ(state.Version(), v) << "a warning already there is not added again";
+  roced::v1::AcceptedConfig a;
+  a.set_generation(2);
+  a.mutable_config()->mutable_probes()->add_peers()->set_name("node2");
+  state.SetAccepted(a);
+  moved("SetAccepted");
+  state.SetConfigError("bad");
+  moved("SetConfigError");
+  state.ClearConfigError();
+  moved("ClearConfigError");
+  state.SetConfirmDeadline(google::protobuf::Timestamp());
+  moved("SetConfirmDeadline");
+  state.ClearConfirmDeadline();
+  moved("ClearConfirmDeadline");
+  state.SetFields(true, {});
+  moved("SetFields");
+}
+
 TEST(RestoreQueue, WritesBackJournalsWhilePendingAndClearsOnSuccess) {
   const std::string dir = test_util::MakeTempDir();
   StateDir state_dir(dir);
@@ -201,6 +250,99 @@ TEST(StateDir, ConfigThatCannotBeWrittenAsJsonIsNotStorable) {
   absl::Status s = StateDir::CheckStorable(bad);
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("cannot be stored"));
+}
+
+TEST(StateDir, GenerationTextIsADecimalNumber) {
+  EXPECT_EQ(*ParseGenerationText("42\n"), 42u);
+  EXPECT_EQ(*ParseGenerationText("18446744073709551615"), UINT64_MAX);
+  for (const char* bad : {"", "\n", "-1\n", "4 2\n", "0x10", "18446744073709551616", "7\n\n", "+3"}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(ParseGenerationText(bad).status())) << "'" << bad << "'";
+  }
+}
+
+// What a newer agent wrote (fields this one does not know, at the top and
+// inside the config) is read, not dropped: a downgrade keeps the config.
+TEST(StateDir, UnknownFieldsInAcceptedJsonAreIgnored) {
+  const std::string dir = test_util::MakeTempDir();
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/accepted.json",
+                                    R"({"generation": "9", "source": "CONFIG_SOURCE_GRPC", "fromTheFuture": [1],)"
+                                    R"( "config": {"apiVersion": "roced/v1", "kind": "NodeConfig", "newKnob": {"x": 1},)"
+                                    R"( "interfaces": [{"match": {"netdev": "eth0"}, "mtu": 9000}]}})")
+                  .ok());
+  PersistedState loaded = StateDir(dir).LoadPersisted();
+  ASSERT_TRUE(loaded.accepted.has_value());
+  EXPECT_EQ(loaded.accepted->generation(), 9u);
+  EXPECT_EQ(loaded.accepted->config().interfaces(0).mtu(), 9000u);
+  EXPECT_EQ(loaded.generation_floor, 9u);
+  EXPECT_TRUE(loaded.problems.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A truncated accepted.json is renamed aside with its content, not
+// overwritten, and the generation file keeps the floor.
+TEST(StateDir, UnreadableAcceptedJsonIsKeptAsideAndTheGenerationFileKeepsTheFloor) {
+  const std::string dir = test_util::MakeTempDir();
+  StateDir state_dir(dir);
+  roced::v1::AcceptedConfig a;
+  a.set_generation(12);
+  ASSERT_TRUE(state_dir.SaveAccepted(a).ok());
+  EXPECT_EQ(*util::ReadFile(dir + "/generation"), "12\n");
+  const std::string truncated = "{\"generation\": \"12\", \"conf";
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/accepted.json", truncated).ok());
+  PersistedState loaded = state_dir.LoadPersisted();
+  EXPECT_FALSE(loaded.accepted.has_value());
+  EXPECT_EQ(loaded.generation_floor, 12u);
+  ASSERT_EQ(loaded.problems.size(), 1u);
+  EXPECT_THAT(loaded.problems[0], ::testing::HasSubstr(dir + "/accepted.json does not parse"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/accepted.json"));
+  std::vector<std::string> aside;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (absl::StartsWith(e.path().filename().string(), "accepted.json.bad-")) aside.push_back(e.path().string());
+  }
+  ASSERT_EQ(aside.size(), 1u);
+  EXPECT_THAT(loaded.problems[0], ::testing::HasSubstr("kept as " + aside[0]));
+  EXPECT_EQ(*util::ReadFile(aside[0]), truncated);
+
+  // A bad generation file is reported; accepted.json still gives the floor.
+  a.set_generation(13);
+  ASSERT_TRUE(state_dir.SaveAccepted(a).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/generation", "1x\n").ok());
+  loaded = state_dir.LoadPersisted();
+  EXPECT_EQ(loaded.generation_floor, 13u);
+  ASSERT_EQ(loaded.problems.size(), 1u);
+  EXPECT_THAT(loaded.problems[0], ::testing::HasSubstr(dir + "/generation is unreadable"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StateDir, OnlyTheNewestFilesSetAsideAreKept) {
+  const std::string dir = test_util::MakeTempDir();
+  StateDir state_dir(dir);
+  for (int i = 0; i < StateDir::kKeptAside + 3; ++i) {
+    ASSERT_TRUE(util::WriteFileAtomic(dir + "/accepted.json", absl::StrCat("bad ", i)).ok());
+    state_dir.SetAsideAccepted("test");
+    absl::SleepFor(absl::Microseconds(5));
+  }
+  std::vector<std::string> kept;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (absl::StartsWith(e.path().filename().string(), "accepted.json.bad-")) kept.push_back(e.path().string());
+  }
+  std::sort(kept.begin(), kept.end());
+  ASSERT_EQ(kept.size(), static_cast<size_t>(StateDir::kKeptAside));
+  EXPECT_EQ(*util::ReadFile(kept.back()), absl::StrCat("bad ", StateDir::kKeptAside + 2));
+  EXPECT_EQ(*util::ReadFile(kept.front()), "bad 3");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StateDir, CheckWritableCreatesTheDirectoryOrNamesIt) {
+  const std::string dir = test_util::MakeTempDir();
+  EXPECT_TRUE(StateDir(dir + "/a/b").CheckWritable().ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/a/b"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/a/b")) << "the probe file is removed";
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/file", "").ok());
+  absl::Status s = StateDir(dir + "/file/state").CheckWritable();  // ENOTDIR, even for root
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("cannot create " + dir + "/file/state"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

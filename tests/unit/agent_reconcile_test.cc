@@ -152,6 +152,147 @@ TEST_F(AgentReconcileTest, ApplyThatCannotBePersistedPutsTheNodeBack) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json")) << "the values are back: no journal";
 }
 
+// The "state" component of GetState (and roced_component_healthy).
+std::optional<roced::v1::ComponentHealth> StateHealth(const roced::v1::NodeState& state) {
+  for (const auto& c : state.agent().components()) {
+    if (c.name() == "state") return c;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> SetAside(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("accepted.json.bad-", 0) == 0) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+// A truncated accepted.json (a config pushed over gRPC) is not silently
+// overwritten: it is kept aside, the agent says so, and the generation
+// does not go back (a controller's expected_generation is never reused).
+TEST_F(AgentReconcileTest, CorruptAcceptedJsonIsKeptAsideReportedAndGenerationsGoOn) {
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  agent_.reset();
+  const std::string text = *util::ReadFile(dir_ + "/accepted.json");
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/accepted.json", text.substr(0, text.size() / 2)).ok());
+  Start(dir_ + "/missing.yaml", /*loop=*/false, /*config_optional=*/true);
+
+  ASSERT_EQ(SetAside(dir_).size(), 1u);
+  EXPECT_EQ(*util::ReadFile(SetAside(dir_)[0]), text.substr(0, text.size() / 2));
+  std::optional<roced::v1::ComponentHealth> health = StateHealth(agent_->State());
+  ASSERT_TRUE(health.has_value());
+  EXPECT_FALSE(health->healthy());
+  EXPECT_THAT(health->message(), HasSubstr("accepted.json does not parse"));
+  EXPECT_THAT(health->message(), HasSubstr("kept as " + SetAside(dir_)[0]));
+  EXPECT_THAT(health->message(), HasSubstr("generations continue from 3"));
+
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.set_expected_generation(0);
+  EXPECT_EQ(agent_->ApplyConfig(req).status().code(), absl::StatusCode::kAborted) << "generation 0 is long gone";
+  req.set_expected_generation(2);
+  auto r = agent_->ApplyConfig(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->generation(), 3u);
+  EXPECT_TRUE(StateHealth(agent_->State())->healthy()) << "a config pushed since: the operator acted";
+}
+
+// accepted.json gone altogether: the generation file still has the floor.
+TEST_F(AgentReconcileTest, LostAcceptedJsonDoesNotTakeTheGenerationBack) {
+  ASSERT_TRUE(Apply(kPfc3).ok());
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  agent_.reset();
+  std::filesystem::remove(dir_ + "/accepted.json");
+  const std::string file = WriteConfigFile("interfaces:\n  - match: {netdev: eth0}\n    mtu: 3000\n");
+  Start(file);
+  EXPECT_EQ(agent_->State().config().generation(), 3u);
+  EXPECT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_FILE);
+}
+
+// A persisted config this agent's rules reject (a downgraded agent, or a
+// file edited by hand) is not taken up: set aside, reported, node untouched.
+TEST_F(AgentReconcileTest, PersistedConfigThatNoLongerValidatesIsSetAside) {
+  roced::v1::AcceptedConfig bad;
+  bad.set_generation(5);
+  bad.set_source(roced::v1::CONFIG_SOURCE_GRPC);
+  *bad.mutable_config() = Config("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  bad.mutable_config()->mutable_interfaces(0)->mutable_qos()->mutable_pfc()->add_priorities(9);
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(bad, &json).ok());
+  agent_.reset();
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/accepted.json", json).ok());
+  Start(dir_ + "/missing.yaml", /*loop=*/true, /*config_optional=*/true);
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(io_.Writes(), 0);
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(1500));
+  ASSERT_EQ(SetAside(dir_).size(), 1u);
+  std::optional<roced::v1::ComponentHealth> health = StateHealth(agent_->State());
+  ASSERT_TRUE(health.has_value());
+  EXPECT_FALSE(health->healthy());
+  EXPECT_THAT(health->message(), HasSubstr("holds a config that does not validate"));
+  EXPECT_THAT(health->message(), HasSubstr("interfaces[0].qos.pfc.priorities[0]"));
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.set_expected_generation(5);
+  auto r = agent_->ApplyConfig(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->generation(), 6u);
+}
+
+// A provisional config pushed onto a node with nothing accepted returns to
+// "nothing managed" (an empty config): that is no invalid state to set aside.
+TEST_F(AgentReconcileTest, ProvisionalOverNothingResumesAfterARestart) {
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(600);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  agent_.reset();
+  Start(dir_ + "/missing.yaml", /*loop=*/false, /*config_optional=*/true);
+  EXPECT_TRUE(SetAside(dir_).empty());
+  EXPECT_TRUE(StateHealth(agent_->State())->healthy()) << StateHealth(agent_->State())->message();
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  EXPECT_TRUE(agent_->State().config().has_confirm_deadline());
+  ASSERT_TRUE(agent_->ConfirmConfig(1).ok());
+}
+
+// A state directory that cannot be created does not stop the agent (it
+// used to exit, and systemd restarted it in a loop): the config file is
+// taken up, a push is refused with the node as it was, and the agent says
+// why until the directory can be written again.
+TEST_F(AgentReconcileTest, UnwritableStateDirectoryServesDegraded) {
+  agent_.reset();
+  const std::string file = WriteConfigFile("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/blocker", "").ok());
+  const std::string config_dir = dir_;
+  dir_ = config_dir + "/blocker/state";  // ENOTDIR whoever we are
+  Start(file);
+  dir_ = config_dir;  // for TearDown
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000)) << "the file's config is enforced";
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+  std::optional<roced::v1::ComponentHealth> health = StateHealth(agent_->State());
+  ASSERT_TRUE(health.has_value());
+  EXPECT_FALSE(health->healthy());
+  EXPECT_THAT(health->message(), HasSubstr("state directory not writable"));
+  EXPECT_THAT(health->message(), HasSubstr(config_dir + "/blocker/state"));
+
+  auto r = Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsUnavailable(r.status())) << r.status();
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
+  EXPECT_EQ(agent_->State().config().generation(), 1u);
+
+  std::filesystem::remove(config_dir + "/blocker");
+  std::filesystem::create_directories(config_dir + "/blocker/state");
+  r = Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 9000\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->generation(), 2u);
+  EXPECT_TRUE(StateHealth(agent_->State())->healthy()) << StateHealth(agent_->State())->message();
+  EXPECT_TRUE(std::filesystem::exists(config_dir + "/blocker/state/accepted.json"));
+}
+
 TEST_F(AgentReconcileTest, ApplyThenReapplyGivesAnEmptyPlan) {
   auto r = Apply(kPfc3);
   ASSERT_TRUE(r.ok()) << r.status();

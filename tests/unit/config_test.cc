@@ -6,6 +6,7 @@
 
 #include "google/protobuf/util/message_differencer.h"
 #include "model/config_yaml.h"
+#include "model/dcqcn_params.h"
 #include "model/match.h"
 #include "model/validate.h"
 #include "util/fs.h"
@@ -44,7 +45,7 @@ std::string Warnings(const std::string& yaml) {
 }
 
 TEST(ConfigDecode, ExampleFilesAreValid) {
-  for (const char* name : {"minimal.yaml", "lossless-prio3.yaml"}) {
+  for (const char* name : {"minimal.yaml", "lossless-prio3.yaml", "lossless-prio3-tuned.yaml"}) {
     std::string path = std::string(ROCED_SOURCE_DIR) + "/deploy/examples/" + name;
     std::vector<roced::v1::ValidationIssue> warnings;
     auto config = LoadConfigFile(path, &warnings);
@@ -238,8 +239,78 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"StringNotUtf8", "interfaces:\n  - match: {rdma_device: rxe\xe4\xe4" "0}\n",
                 {"interfaces[0].match.rdma_device", "'rxe\\xe4\\xe40' is not valid UTF-8"}},
         BadCase{"NotAMapping", "- a\n- b\n", {"must be a mapping"}, true},
-        BadCase{"YamlSyntaxError", "apiVersion: roced/v1\nkind: [NodeConfig\n", {"YAML syntax error"}, true}),
+        BadCase{"YamlSyntaxError", "apiVersion: roced/v1\nkind: [NodeConfig\n", {"YAML syntax error"}, true},
+        BadCase{"BufferMapSevenEntries", kIface + "    qos: {buffers: {priority_to_buffer: [0,0,0,1,0,0,0]}}\n",
+                {"qos.buffers.priority_to_buffer", "exactly 8 entries (one per priority 0-7), found 7"}},
+        BadCase{"BufferIndexOutOfRange", kIface + "    qos: {buffers: {priority_to_buffer: [0,0,0,8,0,0,0,0]}}\n",
+                {"qos.buffers.priority_to_buffer[3]", "buffer 8 is out of range; allowed 0-7"}},
+        BadCase{"BufferNineSizes", kIface + "    qos: {buffers: {size_bytes: [1,1,1,1,1,1,1,1,1]}}\n",
+                {"qos.buffers.size_bytes", "exactly 8 entries (one per buffer 0-7), found 9"}},
+        BadCase{"BufferSizesBeyondU32",
+                kIface + "    qos: {buffers: {size_bytes: [4294967295,4294967295,0,0,0,0,0,0]}}\n",
+                {"qos.buffers.size_bytes", "sum to 8589934590 bytes", "allowed at most 4294967295"}},
+        BadCase{"BufferEmpty", kIface + "    qos: {buffers: {}}\n",
+                {"qos.buffers", "needs priority_to_buffer (8 entries), size_bytes (8 entries) or both"}},
+        BadCase{"PfcPreventionTooLarge", kIface + "    qos: {pfc_prevention: {timeout_ms: 65535}}\n",
+                {"qos.pfc_prevention.timeout_ms", "timeout 65535 is out of range; allowed 0-65534"}},
+        BadCase{"PfcPreventionAutoFalse", kIface + "    qos: {pfc_prevention: {auto: false}}\n",
+                {"qos.pfc_prevention.auto", "give timeout_ms"}},
+        BadCase{"PfcPreventionEmpty", kIface + "    qos: {pfc_prevention: {}}\n",
+                {"qos.pfc_prevention", "needs timeout_ms (0-65534, 0 disables) or auto: true"}},
+        BadCase{"PfcPreventionBoth", kIface + "    qos: {pfc_prevention: {timeout_ms: 100, auto: true}}\n",
+                {"qos.pfc_prevention", "only one of timeout_ms, auto"}},
+        BadCase{"CnpDscpOutOfRange", kIface + "    qos: {dcqcn: {cnp_dscp: 64}}\n",
+                {"qos.dcqcn.cnp_dscp", "cnp_dscp 64 is out of range; allowed 0-63"}},
+        BadCase{"CnpPriorityOutOfRange", kIface + "    qos: {dcqcn: {cnp_802p_prio: 8}}\n",
+                {"qos.dcqcn.cnp_802p_prio", "allowed 0-7"}},
+        BadCase{"DcqcnThresholdZero", kIface + "    qos: {dcqcn: {rpg_threshold: 0}}\n",
+                {"qos.dcqcn.rpg_threshold", "rpg_threshold 0 is out of range; allowed 1-31"}},
+        BadCase{"DcqcnUnknownParameter", kIface + "    qos: {dcqcn: {rpg_speed: 1}}\n",
+                {"qos.dcqcn.rpg_speed", "unknown field"}}),
     [](const ::testing::TestParamInfo<BadCase>& tpi) { return std::string(tpi.param.name); });
+
+TEST(ConfigValidate, NewQosKnobsDecodeAndPass) {
+  const std::string yaml = std::string(kHeader) + kIface +
+                           "    qos:\n      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0], size_bytes: "
+                           "[262144,131072,0,0,0,0,0,0]}\n      pfc_prevention: {auto: true}\n"
+                           "      dcqcn: {cnp_dscp: 48, cnp_802p_prio: 6, rpg_ai_rate: 10, "
+                           "rate_reduce_monitor_period: 2147483647}\n";
+  EXPECT_EQ(Errors(yaml), "");
+  EXPECT_EQ(Warnings(yaml), "");
+  std::vector<roced::v1::ValidationIssue> issues;
+  auto d = DecodeYamlConfig(yaml, &issues);
+  ASSERT_TRUE(d.ok());
+  const auto& q = d->config.interfaces(0).qos();
+  EXPECT_EQ(q.buffers().priority_to_buffer(3), 1u);
+  EXPECT_EQ(q.buffers().size_bytes(1), 131072u);
+  EXPECT_TRUE(q.pfc_prevention().auto_());
+  EXPECT_FALSE(q.dcqcn().has_rpg_hai_rate());  // absent stays absent: not managed
+  EXPECT_EQ(q.dcqcn().rpg_ai_rate(), 10u);
+}
+
+TEST(ConfigValidate, WarnsAboutATimeoutMlx5RefusesAndAPriorityOnAnEmptyBuffer) {
+  EXPECT_THAT(Warnings(std::string(kHeader) + kIface + "    qos: {pfc_prevention: {timeout_ms: 50}}\n"),
+              AllOf(HasSubstr("qos.pfc_prevention.timeout_ms"), HasSubstr("mlx5 accepts 80-8000")));
+  EXPECT_EQ(Warnings(std::string(kHeader) + kIface + "    qos: {pfc_prevention: {timeout_ms: 0}}\n"), "");
+  EXPECT_THAT(Warnings(std::string(kHeader) + kIface +
+                       "    qos: {buffers: {priority_to_buffer: [0,0,0,2,0,0,0,0], size_bytes: "
+                       "[262144,131072,0,0,0,0,0,0]}}\n"),
+              AllOf(HasSubstr("qos.buffers.priority_to_buffer[3]"), HasSubstr("buffer 2, whose size_bytes is 0")));
+}
+
+// The parameter table and the DcqcnConfig message name the same parameters:
+// one without the other would be unvalidated or unmanaged.
+TEST(DcqcnParams, EveryConfigFieldHasATableEntryAndBack) {
+  const google::protobuf::Descriptor* d = roced::v1::DcqcnConfig::descriptor();
+  ASSERT_EQ(static_cast<size_t>(d->field_count()), kDcqcnParams.size());
+  for (const DcqcnParam& p : kDcqcnParams) {
+    const google::protobuf::FieldDescriptor* f = d->FindFieldByName(p.name);
+    ASSERT_NE(f, nullptr) << p.name;
+    EXPECT_EQ(f->type(), google::protobuf::FieldDescriptor::TYPE_UINT32) << p.name;
+    EXPECT_TRUE(f->has_presence()) << p.name << " must be optional: presence means managed";
+    EXPECT_LE(p.min, p.max) << p.name;
+  }
+}
 
 TEST(ConfigDecode, Utf8StringsDecode) {
   std::vector<roced::v1::ValidationIssue> issues;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hal/sysfs_discovery.h"
+#include "metrics/exposition.h"
 #include "prometheus/text_serializer.h"
 
 namespace roced::metrics {
@@ -221,6 +222,38 @@ TEST(CounterCollectorTest, CollectReadsFilesAndEthtoolOnEveryScrape) {
 
   CounterCollector no_ethtool(&files, nullptr, [] { return FixturePorts(); });
   EXPECT_EQ(Flatten(no_ethtool.Collect()).count("roced_pfc_pause_frames_received_total"), 0u);
+}
+
+// The scrape path writes text directly; it must be byte for byte what the
+// families it stands for are written as, for RDMA files and ethtool alike,
+// and stay so when the collector reads the files again in place.
+TEST(CounterCollectorTest, TextPathWritesExactlyWhatTheFamiliesSay) {
+  FakeNetdevStatsReaderForTest reader;
+  reader.stats["ens1f0"] = {{"rx_prio3_pause", 10}, {"rx_prio3_pause_duration", 2500000},
+                            {"rx_pause_ctrl_phy", 5}, {"tx_pause_storm_error_events", 1}};
+  std::vector<PortNetdev> ports = FixturePorts();
+  ports.push_back({"mlx5_0", 2, "ens1f0"});
+  std::vector<NetdevStats> netdevs = ReadNetdevStats(&reader, ports);
+  std::vector<std::string> scratch;
+  std::string text;
+  CounterCollector::AppendText(FixtureCounters(), ports, netdevs, &scratch, &text);
+  const std::string expected = Expose(CounterCollector::Families(FixtureCounters(), ports, netdevs));
+  EXPECT_EQ(text, expected);
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_pfc_pause_received_duration_seconds_total{netdev=\"ens1f0\",priority=\"3\"} 2.5\n"));
+  // Scratch buffers reused: the same text again.
+  text.clear();
+  CounterCollector::AppendText(FixtureCounters(), ports, netdevs, &scratch, &text);
+  EXPECT_EQ(text, expected);
+
+  hal::CounterFiles::Options o;
+  o.rescan_interval = absl::InfiniteDuration();
+  hal::CounterFiles files(hal::Paths{.sysfs = kFixture}, o);
+  CounterCollector collector(&files, &reader, [] { return FixturePorts(); });
+  for (int i = 0; i < 3; ++i) {
+    std::string scraped;
+    collector.AppendText(&scraped);
+    EXPECT_EQ(scraped, Expose(collector.Collect())) << "scrape " << i;
+  }
 }
 
 TEST(BuildCounterSetsTest, SetsCarryStableNamesDriverNamesAndDerivedSums) {

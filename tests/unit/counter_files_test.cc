@@ -122,6 +122,50 @@ TEST(CounterFilesTest, KeepsFilesOpenAndRereadsThemInPlace) {
   EXPECT_EQ(ByDir(files.Read())["mlx5_0/1/hw_counters"]["rp_cnp_handled"], 101103u);
 }
 
+// ReadInto gives what Read gives, in place while nothing changed (the
+// names' storage is not reallocated), and follows every change Read does.
+TEST(CounterFilesTest, ReadIntoRewritesValuesInPlaceAndFollowsChanges) {
+  TreeCopy tree;
+  CounterFiles files(Paths{.sysfs = tree.sysfs()}, NoAutoRescan());
+  std::vector<PortCounterSet> sets;
+  files.ReadInto(&sets);
+  EXPECT_EQ(ByDir(sets), ByDir(files.Read()));
+  ASSERT_FALSE(sets.empty());
+  const CounterValue* first = &sets[0].values[0];
+  const char* name_storage = sets[0].values[0].name.data();
+
+  WriteInPlace(tree.CounterPath("mlx5_0", "hw_counters", "np_cnp_sent"), "424242\n");
+  files.ReadInto(&sets);
+  EXPECT_EQ(ByDir(sets)["mlx5_0/1/hw_counters"]["np_cnp_sent"], 424242u);
+  EXPECT_EQ(&sets[0].values[0], first) << "rebuilt instead of rewritten in place";
+  EXPECT_EQ(sets[0].values[0].name.data(), name_storage);
+
+  // A file that does not read as a number: left out, as Read() does.
+  const std::string bad = tree.CounterPath("mlx5_0", "hw_counters", "out_of_buffer");
+  WriteInPlace(bad, "N/A\n");
+  files.ReadInto(&sets);
+  EXPECT_EQ(ByDir(sets), ByDir(files.Read()));
+  EXPECT_EQ(ByDir(sets)["mlx5_0/1/hw_counters"].count("out_of_buffer"), 0u);
+  WriteInPlace(bad, "17\n");
+  files.ReadInto(&sets);
+  EXPECT_EQ(ByDir(sets)["mlx5_0/1/hw_counters"]["out_of_buffer"], 17u);
+
+  // A counter and a device gone at a rescan.
+  fs::remove(tree.CounterPath("rxe0", "hw_counters", "send_err"));
+  fs::remove(tree.sysfs() + "/class/infiniband/mlx5_1");
+  files.Rescan();
+  files.ReadInto(&sets);
+  EXPECT_EQ(ByDir(sets), ByDir(files.Read()));
+  EXPECT_EQ(ByDir(sets)["rxe0/1/hw_counters"].count("send_err"), 0u);
+  EXPECT_EQ(ByDir(sets).count("mlx5_1/1/counters"), 0u);
+
+  // What a caller left in the vector does not matter.
+  std::vector<PortCounterSet> junk(3);
+  junk[1].device = "mlx5_9";
+  files.ReadInto(&junk);
+  EXPECT_EQ(ByDir(junk), ByDir(files.Read()));
+}
+
 TEST(CounterFilesTest, DeviceThatDisappearsIsDroppedAndItsFilesClosed) {
   TreeCopy tree;
   CounterFiles files(Paths{.sysfs = tree.sysfs()}, NoAutoRescan());

@@ -269,5 +269,83 @@ TEST(CountersRuntimeTest, StormIsPublishedOnWatchStateExportedAndCleared) {
   node.agent()->Unsubscribe(sub);
 }
 
+// What the diagnosis gets from the runtime, over the real Diagnose RPC:
+// carrier changes read from the tree each second become link flaps, and
+// with samples younger than a minute the pause/ECN check says it has no
+// window yet.
+TEST(CountersRuntimeTest, DiagnoseSeesLinkFlapsAndSaysWhenThereIsNoCounterWindowYet) {
+  AgentOnFixtureCopy node(kObserve);
+  const std::string carrier = node.dir() + "/sysfs/class/net/ens1f0/carrier_changes";
+  std::ofstream(carrier) << "5\n";
+  CountersRuntime runtime(node.agent(), {.paths = node.Paths(node.dir())});
+  runtime.Start();
+  std::ofstream(carrier, std::ios::trunc) << "9\n";  // two flaps since the agent started
+  auto changes = [&] {
+    for (const auto& f : runtime.LinkFlaps()) {
+      if (f.netdev == "ens1f0") return f.changes;
+    }
+    return size_t{0};
+  };
+  for (int i = 0; i < 50 && changes() < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(changes(), 4u);
+
+  ServerOptions sopts;
+  sopts.grpc_listen = "127.0.0.1:0";
+  sopts.insecure = true;
+  sopts.socket_path = node.dir() + "/roced.sock";
+  sopts.metrics_listen = "127.0.0.1:0";
+  Server server(ServedParts{node.agent(), &runtime, nullptr, node.agent()->registry()}, sopts);
+  ASSERT_TRUE(server.Start().ok());
+  auto stub = roced::v1::Agent::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", server.grpc_port()),
+                                                            grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  roced::v1::DiagnoseRequest req;
+  req.add_checks("link_flaps");
+  req.add_checks("pause_without_ecn");
+  roced::v1::DiagnoseResponse resp;
+  ASSERT_TRUE(stub->Diagnose(&ctx, req, &resp).ok());
+  ASSERT_EQ(resp.findings_size(), 2) << resp.DebugString();
+  EXPECT_EQ(resp.findings(0).check(), "link_flaps");
+  EXPECT_EQ(resp.findings(0).object(), "ens1f0");
+  EXPECT_THAT(resp.findings(0).summary(), HasSubstr("4 carrier changes in the last 6h"));
+  EXPECT_THAT(resp.findings(0).detail(), HasSubstr("the kernel counts 9 carrier changes"));
+  EXPECT_EQ(resp.findings(1).check(), "pause_without_ecn");
+  EXPECT_EQ(resp.findings(1).severity(), roced::v1::SEVERITY_INFO);
+  EXPECT_THAT(resp.findings(1).summary(), HasSubstr("no counter window yet"));
+  server.Shutdown(absl::Seconds(1));
+  runtime.Stop();
+}
+
+// A device the state lists whose counter files are not held (they
+// answered "gone" while rxe0 was removed and re-added between two
+// discovery passes; or its counter directories appeared after it did) has
+// them opened by the runtime's own refresh within about 10 s, with no
+// scrape or GetCounters to make the files rescan: before, a node nobody
+// read held them closed, then opened them at the first read (the fd count
+// of fault_peer_restart_loop's baseline moved under it).
+TEST(CountersRuntimeTest, CounterFilesOfAListedDeviceAreOpenedWithoutAReader) {
+  AgentOnFixtureCopy node(kObserve);
+  const std::string ib = node.dir() + "/sysfs/class/infiniband/";
+  CountersRuntime runtime(node.agent(), {.paths = node.Paths(node.dir())});
+  runtime.Start();
+  const size_t all = runtime.OpenCounterFiles();
+  ASSERT_GT(all, 0u);
+  runtime.Stop();
+  // rxe0 is discovered (the state lists it) but its counters are not there
+  // when the files are first listed.
+  fs::rename(ib + "rxe0/ports/1/hw_counters", node.dir() + "/rxe0-hw_counters");
+  CountersRuntime later(node.agent(), {.paths = node.Paths(node.dir())});
+  later.Start();
+  const size_t without = later.OpenCounterFiles();
+  ASSERT_LT(without, all);
+  fs::rename(node.dir() + "/rxe0-hw_counters", ib + "rxe0/ports/1/hw_counters");
+  for (int i = 0; i < 150 && later.OpenCounterFiles() != all; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(later.OpenCounterFiles(), all) << "rxe0's counter files, back, are still not open";
+  later.Stop();
+}
+
 }  // namespace
 }  // namespace roced::agent

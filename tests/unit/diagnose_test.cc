@@ -3,6 +3,10 @@
 // check that stops seeing its problem fails here.
 #include "diagnose/checks.h"
 
+#include "probe/baseline.h"
+#include <linux/neighbour.h>
+#include <sys/timex.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -43,6 +47,25 @@ Inputs Aligned() {
   obs.roce_tos = 106;
   in.netdevs["eth0"] = obs;
   in.hugepages = {{2048, 1024}, {1048576, 0}};
+  // A two-socket host with everything the NIC uses on its node 0, a peer
+  // whose data IP is resolved, one RoCE netdev (no ARP flux possible), and
+  // a synchronised clock.
+  dev->set_numa_node(0);
+  in.numa_cpus = {{0, {0, 1, 2, 3}}, {1, {4, 5, 6, 7}}};
+  in.allowed_cpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  in.numa_hugepages = {{0, {{2048, 512}}}, {1, {{2048, 512}}}};
+  in.device_irqs["mlx5_0"] = {{40, {0}}, {41, {1, 2}}, {42, {0, 1, 2, 3, 4, 5, 6, 7}}};
+  in.addresses["eth0"] = {hal::IpAddress{"10.0.0.11", 24, false}, hal::IpAddress{"fe80::1", 64, true}};
+  in.neighbours["eth0"] = {hal::Neighbour{"10.0.0.12", NUD_REACHABLE, "02:00:00:00:00:12"}};
+  auto* probe = in.state.add_probes();
+  probe->set_peer("node2");
+  probe->set_kind(roced::v1::PROBE_KIND_LATENCY);
+  probe->set_last_success(true);
+  probe->set_peer_data_ip("10.0.0.12");
+  in.arp_sysctls["eth0"] = hal::ArpSysctls{0, 0, 0};
+  in.arp_sysctls_all = hal::ArpSysctls{0, 0, 0};
+  in.clock = hal::KernelClock{TIME_OK, STA_PLL | STA_NANO, 2000, 150, 4000};
+  in.ptp_clocks = {hal::PtpClock{"ptp0", "mlx5_ptp"}};
   return in;
 }
 
@@ -144,6 +167,104 @@ TEST(Diagnose, EcnOffOnTheLosslessPriority) {
   EXPECT_TRUE(Of(RunAll(in), "ecn").empty());
 }
 
+// The aligned node's switch: PFC on 3, DSCP 26 -> 3, jumbo frames, heard by
+// a running LLDP listener.
+Inputs WithSwitch() {
+  Inputs in = Aligned();
+  auto* lldp = in.state.mutable_agent()->add_components();
+  lldp->set_name("lldp");
+  lldp->set_healthy(true);
+  auto* n = in.state.add_lldp_neighbors();
+  n->set_netdev("eth0");
+  n->set_chassis_id("02:00:00:00:00:aa");
+  n->set_port_id("Ethernet12");
+  n->set_system_name("tor1");
+  n->set_max_frame_size(9216);
+  n->mutable_pfc()->set_enabled(0x08);
+  auto* app = n->add_apps();
+  app->set_selector(5);
+  app->set_protocol(26);
+  app->set_priority(3);
+  return in;
+}
+
+TEST(Diagnose, SwitchAlignmentIsSilentWhenBothSidesAgreeOrNoListenerRuns) {
+  EXPECT_TRUE(Of(RunAll(WithSwitch()), "switch_alignment").empty());
+  Inputs no_listener = Aligned();  // a fixture tree: nothing to say
+  EXPECT_TRUE(Of(RunAll(no_listener), "switch_alignment").empty());
+}
+
+TEST(Diagnose, SwitchWithPfcOnAnotherPriorityIsAnErrorNamingBothSides) {
+  Inputs in = WithSwitch();
+  in.state.mutable_lldp_neighbors(0)->mutable_pfc()->set_enabled(0x10);
+  auto f = Of(RunAll(in), "switch_alignment");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_ERROR);
+  EXPECT_EQ(f[0].object(), "eth0");
+  EXPECT_THAT(f[0].summary(),
+              HasSubstr("RoCE (DSCP 26, priority 3) is lossless on the host but not on the switch tor1 port Ethernet12"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("host PFC [3], switch PFC [4]"));
+  EXPECT_EQ(f[1].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[1].summary(), HasSubstr("PFC priorities differ: host [3], switch tor1 port Ethernet12 [4]"));
+  // The reverse: the switch lossless on RoCE's priority, the host not.
+  Inputs reverse = WithSwitch();
+  reverse.netdevs["eth0"].pfc = reconcile::Pfc{0x00, 0};
+  auto r = Of(RunAll(reverse), "switch_alignment");
+  ASSERT_FALSE(r.empty());
+  EXPECT_THAT(r[0].summary(), HasSubstr("is lossless on the switch tor1 port Ethernet12 but not on the host"));
+}
+
+TEST(Diagnose, SwitchMappingRoceDscpToAnotherPriorityIsAnError) {
+  Inputs in = WithSwitch();
+  in.state.mutable_lldp_neighbors(0)->mutable_apps(0)->set_priority(4);
+  auto f = Of(RunAll(in), "switch_alignment");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_ERROR);
+  EXPECT_THAT(f[0].summary(), HasSubstr("RoCE's DSCP 26 is priority 3 on the host but priority 4 on the switch tor1"));
+}
+
+TEST(Diagnose, SwitchFrameSizeBelowTheHostMtuIsAnError) {
+  Inputs in = WithSwitch();
+  in.state.mutable_lldp_neighbors(0)->set_max_frame_size(4217);  // 4200 + 18 needed
+  auto f = Of(RunAll(in), "switch_alignment");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_ERROR);
+  EXPECT_THAT(f[0].summary(), HasSubstr("takes frames of at most 4217 bytes; the host MTU 4200 needs 4218"));
+  in.state.mutable_lldp_neighbors(0)->set_max_frame_size(4218);
+  EXPECT_TRUE(Of(RunAll(in), "switch_alignment").empty());
+}
+
+TEST(Diagnose, NoLldpHeardOrNotListeningIsANote) {
+  Inputs in = WithSwitch();
+  in.state.clear_lldp_neighbors();
+  auto f = Of(RunAll(in), "switch_alignment");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_INFO);
+  EXPECT_EQ(f[0].summary(), "no LLDP heard from the switch");
+  auto* comp = in.state.mutable_agent()->mutable_components(0);
+  comp->set_healthy(false);
+  comp->set_message("cannot listen for LLDP on eth0: open an AF_PACKET socket: Operation not permitted; eth1: x");
+  f = Of(RunAll(in), "switch_alignment");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].summary(), "not listening for LLDP");
+  EXPECT_EQ(f[0].detail(), "open an AF_PACKET socket: Operation not permitted");
+}
+
+TEST(Diagnose, WillingPortWithAStaticQosConfigIsAWarning) {
+  Inputs in = WithSwitch();
+  in.netdevs["eth0"].dcb_willing = true;
+  EXPECT_TRUE(Of(RunAll(in), "switch_alignment").empty());  // no config sets QoS
+  auto* iface = in.state.mutable_config()->mutable_desired()->add_interfaces();
+  iface->mutable_match()->set_netdev("eth0");
+  iface->mutable_qos()->mutable_pfc()->add_priorities(3);
+  auto f = Of(RunAll(in), "switch_alignment");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[0].summary(), HasSubstr("the port is willing"));
+  in.netdevs["eth0"].dcb_willing = false;
+  EXPECT_TRUE(Of(RunAll(in), "switch_alignment").empty());
+}
+
 TEST(Diagnose, RoceV1DefaultAndMissingV2Gid) {
   Inputs in = Aligned();
   in.netdevs["eth0"].roce_mode = roced::v1::ROCE_MODE_V1;
@@ -231,6 +352,138 @@ TEST(Diagnose, FailedProbesAndConfigNotInForce) {
   EXPECT_THAT(conv[0].detail(), HasSubstr("eth0 qos.pfc: FAILED (driver refused)"));
 }
 
+// pause_without_ecn: a window over which priority 3 paused 52000 times.
+metrics::CongestionWindow PausingWindow() {
+  metrics::CongestionWindow w;
+  w.min_span = absl::Seconds(60);
+  w.sampled_for = absl::Minutes(5);
+  metrics::CongestionSample a, b;
+  a.at = absl::UnixEpoch() + absl::Hours(1);
+  b.at = a.at + absl::Seconds(90);
+  a.netdevs["eth0"] = {{{3, 100}}, 50, 10, 10};
+  b.netdevs["eth0"] = {{{3, 52100}}, 50, 10, 10};
+  w.start = a;
+  w.end = b;
+  return w;
+}
+
+TEST(Diagnose, PausesRisingWhileEcnMarksAndCnpsStayFlatIsAWarning) {
+  Inputs in = Aligned();
+  in.congestion = PausingWindow();
+  auto f = Of(RunAll(in), "pause_without_ecn");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "eth0");
+  EXPECT_THAT(f[0].summary(), HasSubstr("priority 3 rose by 52000 in 1m30s while ECN marks and CNPs stayed flat"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("pause frames (received + sent) 100 -> 52100"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("ECN-marked packets 50 -> 50, CNPs sent 10 -> 10, CNPs handled 10 -> 10"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("np_priorities: [3]"));
+}
+
+TEST(Diagnose, PausesWithEcnWorkingOrFewPausesAreNotFindings) {
+  Inputs in = Aligned();
+  in.congestion = PausingWindow();
+  in.congestion->end.netdevs["eth0"].cnp_handled = 11;  // the senders were told to slow down
+  EXPECT_TRUE(Of(RunAll(in), "pause_without_ecn").empty());
+  in.congestion = PausingWindow();
+  in.congestion->end.netdevs["eth0"].pause_frames[3] = 1100;  // +1000: a burst's start
+  EXPECT_TRUE(Of(RunAll(in), "pause_without_ecn").empty());
+  in.congestion = PausingWindow();
+  in.congestion->start->netdevs["eth0"].ecn_marked.reset();  // no ECN counters (rxe): not judged
+  in.congestion->start->netdevs["eth0"].cnp_sent.reset();
+  in.congestion->start->netdevs["eth0"].cnp_handled.reset();
+  EXPECT_TRUE(Of(RunAll(in), "pause_without_ecn").empty());
+}
+
+TEST(Diagnose, NoCounterWindowYetIsANote) {
+  Inputs in = Aligned();
+  in.congestion = PausingWindow();
+  in.congestion->start.reset();
+  in.congestion->sampled_for = absl::Seconds(20);
+  auto f = Of(RunAll(in), "pause_without_ecn");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_INFO);
+  EXPECT_THAT(f[0].summary(), HasSubstr("no counter window yet"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("sampled for 20s; the check compares samples at least 1m apart"));
+}
+
+metrics::LinkFlaps Flaps(size_t changes) {
+  metrics::LinkFlaps f;
+  f.netdev = "eth0";
+  f.changes = changes;
+  f.window = absl::Hours(6);
+  f.as_of = absl::FromUnixSeconds(1764633600);  // 2025-12-02 00:00:00 UTC
+  f.last_change = f.as_of - absl::Minutes(42);
+  f.carrier_changes = 31;
+  f.watched_since = f.as_of - absl::Hours(30);
+  return f;
+}
+
+TEST(Diagnose, MoreThanThreeCarrierChangesInSixHoursAreLinkFlaps) {
+  Inputs in = Aligned();
+  in.link_flaps = {Flaps(4)};
+  auto f = Of(RunAll(in), "link_flaps");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "eth0");
+  EXPECT_THAT(f[0].summary(), HasSubstr("4 carrier changes in the last 6h (last at 2025-12-01 23:18:00 UTC, 42m ago)"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("31 carrier changes since the netdev was created"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("ethtool -m eth0"));
+}
+
+TEST(Diagnose, ThreeCarrierChangesAreNotLinkFlaps) {
+  Inputs in = Aligned();
+  in.link_flaps = {Flaps(3)};
+  EXPECT_TRUE(Of(RunAll(in), "link_flaps").empty());
+}
+
+// probe_baseline: latency to node2 under firmware A, then under B.
+Inputs WithBaselines(double p50_before, double p50_after, double gbps_before, double gbps_after) {
+  Inputs in = Aligned();
+  probe::ProbeBaselineStore store("");
+  const probe::DeviceVersion a{"mlx5_core", "kernel 6.1.0", "22.31.1014"};
+  const probe::DeviceVersion b{"mlx5_core", "kernel 6.1.0", "22.36.1010"};
+  absl::Time t = absl::UnixEpoch() + absl::Hours(1000);
+  auto add = [&](const probe::DeviceVersion& v, double p50, double gbps) {
+    roced::v1::ProbeResult lat;
+    lat.set_peer("node2");
+    lat.set_device("mlx5_0");
+    lat.set_kind(roced::v1::PROBE_KIND_LATENCY);
+    lat.set_size(8);
+    lat.set_success(true);
+    lat.mutable_latency()->set_p50_us(p50);
+    lat.mutable_latency()->set_p99_us(p50 * 2);
+    store.Add(lat, v, t += absl::Minutes(1));
+    roced::v1::ProbeResult bw = lat;
+    bw.set_kind(roced::v1::PROBE_KIND_BANDWIDTH);
+    bw.set_size(65536);
+    bw.mutable_bandwidth()->set_gbps(gbps);
+    store.Add(bw, v, t);
+  };
+  for (int i = 0; i < 5; ++i) add(a, p50_before, gbps_before);
+  for (int i = 0; i < 3; ++i) add(b, p50_after, gbps_after);
+  in.probe_baselines = store.Snapshot();
+  return in;
+}
+
+TEST(Diagnose, ProbeFiguresWorseAfterAFirmwareChangeNamePeerVersionsAndFigures) {
+  auto f = Of(RunAll(WithBaselines(2.0, 2.6, 90, 75)), "probe_baseline");
+  ASSERT_EQ(f.size(), 2u);  // p50 +30%, bandwidth -17%; p99 +30% is within its +50%
+  EXPECT_EQ(f[0].object(), "node2");
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[0].summary(), HasSubstr("latency p50 to node2 rose 30% since the driver/firmware changed: 2.00 -> 2.60 us"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("latency probes (size 8) from mlx5_0, median of the last 3 results under "
+                                       "mlx5_core kernel 6.1.0, firmware 22.36.1010 vs 5 under mlx5_core kernel "
+                                       "6.1.0, firmware 22.31.1014"));
+  EXPECT_THAT(f[1].summary(), HasSubstr("bandwidth to node2 fell 17% since the driver/firmware changed: 90.00 -> 75.00 Gb/s"));
+}
+
+TEST(Diagnose, ProbeFiguresWithinTheThresholdsAreNotFindings) {
+  EXPECT_TRUE(Of(RunAll(WithBaselines(2.0, 2.3, 90, 82)), "probe_baseline").empty());  // +15%, -9%
+  // Better after the upgrade: nothing either.
+  EXPECT_TRUE(Of(RunAll(WithBaselines(2.0, 1.5, 90, 99)), "probe_baseline").empty());
+}
+
 TEST(Diagnose, OnlyTheNamedChecksRunAndUnknownNamesAreRejected) {
   Inputs in = Aligned();
   in.netdevs["eth0"].ecn_np = 0;
@@ -254,6 +507,224 @@ TEST(Diagnose, ErrorsComeFirst) {
   ASSERT_GE(all.size(), 3u);
   for (size_t i = 1; i < all.size(); ++i) EXPECT_GE(all[i - 1].severity(), all[i].severity());
   EXPECT_EQ(all.front().severity(), roced::v1::SEVERITY_ERROR);
+}
+
+constexpr char kMlx50[] = "mlx5_0 (0000:3b:00.0, NUMA node 0)";
+
+TEST(Diagnose, HugepagesOnlyOnAnotherNumaNodeThanTheNicAreAWarning) {
+  Inputs in = Aligned();
+  in.numa_hugepages = {{0, {{2048, 0}, {1048576, 0}}}, {1, {{2048, 1024}, {1048576, 0}}}};
+  auto f = Of(RunAll(in), "numa_locality");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), kMlx50);
+  EXPECT_THAT(f[0].summary(), HasSubstr("only on other NUMA nodes, none on the NIC's node 0"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("node 1: 1024 x 2048 kB"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("{size: 2Mi, count: 1024, numa_node: 0}"));
+  in.numa_hugepages[0][1048576] = 1;  // one local page of any size: local
+  EXPECT_TRUE(Of(RunAll(in), "numa_locality").empty());
+}
+
+TEST(Diagnose, AgentCpusAllOnAnotherNumaNodeAreAWarning) {
+  Inputs in = Aligned();
+  in.allowed_cpus = {4, 5, 6, 7};
+  auto f = Of(RunAll(in), "numa_locality");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[0].summary(), HasSubstr("only on CPUs 4-7 (NUMA node 1), none on the NIC's node 0 (CPUs 0-3)"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("--cpunodebind=0"));
+  in.allowed_cpus = {3, 4};  // one CPU on the NIC's node is enough
+  EXPECT_TRUE(Of(RunAll(in), "numa_locality").empty());
+}
+
+TEST(Diagnose, NicIrqsPinnedToAnotherNumaNodeAreAWarning) {
+  Inputs in = Aligned();
+  in.device_irqs["mlx5_0"][40] = {4, 5};
+  in.device_irqs["mlx5_0"][43] = {7};
+  auto f = Of(RunAll(in), "numa_locality");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[0].summary(), HasSubstr("2 of 4 IRQs are pinned to CPUs off the NIC's NUMA node 0"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("40 -> CPUs 4-5 (node 1); 43 -> CPUs 7 (node 1)"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("node 0's CPUs 0-3"));
+  in.device_irqs["mlx5_0"][40] = {3, 4};
+  in.device_irqs["mlx5_0"][43] = {0};
+  EXPECT_TRUE(Of(RunAll(in), "numa_locality").empty());
+}
+
+TEST(Diagnose, ProbeBuffersNotBoundToTheNicsNodeAreAWarning) {
+  Inputs in = Aligned();
+  EXPECT_TRUE(Of(RunAll(in), "numa_locality").empty());
+  in.probe_buffer_binds = {3, 0, "Operation not permitted"};
+  auto f = Of(RunAll(in), "numa_locality");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "probe buffers");
+  EXPECT_THAT(f[0].summary(), HasSubstr("3 probe buffer(s) could not be bound to their NIC's NUMA node (last: node 0, "
+                                        "Operation not permitted)"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("SystemCallFilter=mbind"));
+}
+
+TEST(Diagnose, ProbeBufferBindFailuresAreCountedWithTheLastError) {
+  const uint64_t before = probe::BufferBindFailuresSoFar().count;
+  probe::RecordBufferBindFailure(1, "Invalid argument");
+  probe::RecordBufferBindFailure(0, "Operation not permitted");
+  const probe::BufferBindFailures now = probe::BufferBindFailuresSoFar();
+  EXPECT_EQ(now.count, before + 2);
+  EXPECT_EQ(now.node, 0);
+  EXPECT_EQ(now.error, "Operation not permitted");
+}
+
+TEST(Diagnose, NoNumaInformationMeansNothingToSayAboutLocality) {
+  Inputs in = Aligned();
+  in.numa_hugepages = {{1, {{2048, 1024}}}};
+  in.allowed_cpus = {4};
+  in.device_irqs["mlx5_0"][40] = {5};
+  ASSERT_EQ(Of(RunAll(in), "numa_locality").size(), 3u);
+  in.state.mutable_devices(0)->set_numa_node(-1);
+  EXPECT_TRUE(Of(RunAll(in), "numa_locality").empty());
+}
+
+TEST(Diagnose, PeerWithAFailedNeighbourEntryIsAWarning) {
+  Inputs in = Aligned();
+  in.neighbours["eth0"][0].state = NUD_FAILED;
+  in.neighbours["eth0"][0].lladdr.clear();
+  auto f = Of(RunAll(in), "neighbours");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "node2 (10.0.0.12)");
+  EXPECT_THAT(f[0].summary(), HasSubstr("the neighbour entry for 10.0.0.12 on eth0 is FAILED"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("ping -I eth0 10.0.0.12"));
+  in.neighbours["eth0"][0].state = NUD_INCOMPLETE;
+  EXPECT_THAT(Of(RunAll(in), "neighbours").at(0).summary(), HasSubstr("is INCOMPLETE"));
+  for (uint16_t resolved : {NUD_STALE, NUD_DELAY, NUD_PROBE, NUD_PERMANENT}) {
+    in.neighbours["eth0"][0].state = resolved;
+    EXPECT_TRUE(Of(RunAll(in), "neighbours").empty()) << hal::NeighbourStateName(resolved);
+  }
+}
+
+TEST(Diagnose, PeerWithoutANeighbourEntryIsANoteAndRoutedPeersAreNotJudged) {
+  Inputs in = Aligned();
+  in.neighbours["eth0"].clear();
+  // A configured peer whose gRPC address is on the RoCE subnet counts too;
+  // one behind a router (10.1.0.5) or named by host name does not.
+  auto* peers = in.state.mutable_config()->mutable_desired()->mutable_probes();
+  auto* p3 = peers->add_peers();
+  p3->set_name("node3");
+  p3->set_address("10.0.0.13:7471");
+  auto* p4 = peers->add_peers();
+  p4->set_name("node4");
+  p4->set_address("10.1.0.5:7471");
+  peers->add_peers()->set_address("node5.example:7471");
+  auto f = Of(RunAll(in), "neighbours");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_INFO);
+  EXPECT_EQ(f[0].object(), "node2 (10.0.0.12)");
+  EXPECT_THAT(f[0].summary(), HasSubstr("no neighbour entry for 10.0.0.12 on eth0"));
+  EXPECT_EQ(f[1].object(), "node3 (10.0.0.13)");
+  in.neighbours.erase("eth0");  // table not read: not judged
+  EXPECT_TRUE(Of(RunAll(in), "neighbours").empty());
+}
+
+TEST(Diagnose, APeerBehindARouterNeedsTheGatewaysNeighbourEntry) {
+  Inputs in = Aligned();
+  in.state.mutable_probes(0)->set_peer_data_ip("10.1.0.5");  // node2 sits behind 10.0.0.1
+  EXPECT_TRUE(Of(RunAll(in), "neighbours").empty()) << "no route read: routed peers are not judged";
+  in.routes["10.1.0.5"] = hal::RouteHop{"eth0", "10.0.0.1"};
+  in.neighbours["eth0"].push_back(hal::Neighbour{"10.0.0.1", NUD_FAILED, ""});
+  auto f = Of(RunAll(in), "neighbours");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "node2 (10.1.0.5)");
+  EXPECT_THAT(f[0].summary(), HasSubstr("entry for 10.0.0.1 (the gateway to 10.1.0.5) on eth0 is FAILED"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("ping -I eth0 10.0.0.1"));
+  in.neighbours["eth0"].back().state = NUD_STALE;
+  EXPECT_TRUE(Of(RunAll(in), "neighbours").empty());
+  in.routes["10.1.0.5"] = hal::RouteHop{"mgmt0", "192.168.0.1"};  // leaves on a non-RoCE netdev
+  EXPECT_TRUE(Of(RunAll(in), "neighbours").empty());
+}
+
+// A second RoCE port, eth1 on mlx5_1, in eth0's subnet.
+void AddSecondPortInTheSameSubnet(Inputs* in) {
+  auto* dev = in->state.add_devices();
+  dev->set_name("mlx5_1");
+  dev->set_numa_node(0);
+  auto* port = dev->add_ports();
+  port->set_number(1);
+  port->set_state(roced::v1::PORT_STATE_ACTIVE);
+  port->set_link_layer("Ethernet");
+  port->set_netdev("eth1");
+  auto* gid = port->add_gids();
+  gid->set_type(roced::v1::GID_TYPE_ROCE_V2);
+  gid->set_ip_address("10.0.0.21");
+  in->addresses["eth1"] = {hal::IpAddress{"10.0.0.21", 24, false}};
+  in->arp_sysctls["eth1"] = hal::ArpSysctls{0, 0, 0};
+}
+
+TEST(Diagnose, TwoRoceNetdevsInOneSubnetWithDefaultArpSysctlsAreAWarning) {
+  Inputs in = Aligned();
+  AddSecondPortInTheSameSubnet(&in);
+  auto f = Of(RunAll(in), "arp_flux");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "eth0, eth1 (10.0.0.0/24)");
+  EXPECT_THAT(f[0].summary(), HasSubstr("eth0 and eth1 share subnet 10.0.0.0/24"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("eth0: arp_ignore 0, arp_announce 0, rp_filter 0; eth1: arp_ignore 0"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("net.ipv4.conf.eth0.arp_ignore=1 net.ipv4.conf.eth0.arp_announce=2 "
+                                       "net.ipv4.conf.eth1.arp_ignore=1"));
+  // conf/all counts (the kernel takes the larger), and 2 is as good as 1.
+  in.arp_sysctls_all = hal::ArpSysctls{1, 2, 0};
+  in.arp_sysctls["eth1"].arp_ignore = 2;
+  EXPECT_TRUE(Of(RunAll(in), "arp_flux").empty());
+}
+
+TEST(Diagnose, StrictRpFilterOnRoceNetdevsSharingASubnetIsAnError) {
+  Inputs in = Aligned();
+  AddSecondPortInTheSameSubnet(&in);
+  in.arp_sysctls["eth0"] = hal::ArpSysctls{1, 2, 0};
+  in.arp_sysctls["eth1"] = hal::ArpSysctls{1, 2, 0};
+  in.arp_sysctls_all.rp_filter = 1;
+  auto f = Of(RunAll(in), "arp_flux");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_ERROR);
+  EXPECT_THAT(f[0].detail(), HasSubstr("(conf/all: 0, 0, 1;"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("strict rp_filter drops"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("net.ipv4.conf.eth0.rp_filter=2 net.ipv4.conf.eth1.rp_filter=2"));
+  in.arp_sysctls["eth0"].rp_filter = 2;  // loose wins over all's strict
+  in.arp_sysctls["eth1"].rp_filter = 2;
+  EXPECT_TRUE(Of(RunAll(in), "arp_flux").empty());
+  in.addresses["eth1"] = {hal::IpAddress{"10.0.1.21", 24, false}};  // own subnet: no flux
+  in.arp_sysctls_all.rp_filter = 1;
+  in.arp_sysctls["eth0"] = in.arp_sysctls["eth1"] = hal::ArpSysctls{0, 0, 1};
+  EXPECT_TRUE(Of(RunAll(in), "arp_flux").empty());
+}
+
+TEST(Diagnose, UnsynchronisedClockIsAWarningAndUnusedPtpClocksToo) {
+  Inputs in = Aligned();
+  in.clock = hal::KernelClock{TIME_ERROR, STA_UNSYNC, 16000000, 16000000, 0};
+  auto f = Of(RunAll(in), "clock_sync");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].object(), "system clock");
+  EXPECT_THAT(f[0].summary(), HasSubstr("not synchronised"));
+  EXPECT_THAT(f[0].detail(), HasSubstr("state 5 (TIME_ERROR), status UNSYNC, maxerror 16000000 us"));
+  EXPECT_EQ(f[1].object(), "ptp0 (mlx5_ptp)");
+  EXPECT_THAT(f[1].summary(), HasSubstr("PTP hardware clocks are present but nothing synchronises"));
+  EXPECT_THAT(f[1].remedy(), HasSubstr("phc2sys"));
+  in.ptp_clocks.clear();
+  EXPECT_EQ(Of(RunAll(in), "clock_sync").size(), 1u);
+  in.clock.reset();  // adjtimex not read
+  EXPECT_TRUE(Of(RunAll(in), "clock_sync").empty());
+}
+
+TEST(Diagnose, SynchronisedClockWithALargeMaxErrorIsAWarning) {
+  Inputs in = Aligned();
+  in.clock->max_error_us = 250000;
+  auto f = Of(RunAll(in), "clock_sync");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].summary(), HasSubstr("maximum error is 250 ms (bound 100 ms)"));
+  in.clock->max_error_us = 100000;
+  EXPECT_TRUE(Of(RunAll(in), "clock_sync").empty());
 }
 
 }  // namespace

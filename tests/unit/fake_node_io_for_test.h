@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "reconcile/apply.h"
+#include "reconcile/fields.h"
 
 namespace roced::reconcile {
 
@@ -99,6 +100,23 @@ class FakeNodeIoForTest : public NodeIo {
   }
   absl::Status SetRoceTos(const Target& t, uint32_t tos) override {
     return Store(Field::kRoceTos, t, &InterfaceObserved::roce_tos, tos);
+  }
+  absl::Status SetBuffer(const Target& t, const PortBuffer& buffer) override {
+    return Store(Field::kPortBuffer, t, &InterfaceObserved::buffer, buffer);
+  }
+  // Stores what mlx5 reads back: "auto" as its 100 ms.
+  absl::Status SetPfcPrevention(const Target& t, uint16_t timeout_ms) override {
+    return Store(Field::kPfcPrevention, t, &InterfaceObserved::pfc_prevention,
+                 timeout_ms == 0xffff ? uint16_t{100} : timeout_ms);
+  }
+  // A parameter stands for its field (qos.dcqcn.<name>).
+  absl::Status SetDcqcnParam(const Target& t, hal::EcnRole, const std::string& name, uint64_t value) override {
+    std::lock_guard<std::mutex> lock(mu_.m);
+    const FieldSpec* spec = SpecByPath("qos.dcqcn." + name);
+    if (spec == nullptr) return absl::InternalError("no field for DCQCN parameter " + name);
+    if (std::optional<absl::Status> s = BeginWrite(spec->field)) return *s;
+    interfaces[t.netdev].dcqcn[name] = value;
+    return absl::OkStatus();
   }
 
  private:

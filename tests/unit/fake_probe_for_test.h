@@ -98,7 +98,7 @@ class FakeEndpointForTest final : public Endpoint {
     for (uint32_t i = 0; i < options.iterations; ++i) run.rtt_ns.push_back(10000 * (1 + i % 10));
     return run;
   }
-  absl::Status ServeLatency(const std::atomic<bool>* stop) override {
+  absl::Status ServeLatency(const std::atomic<bool>* stop, absl::Duration /*idle*/) override {
     {
       std::lock_guard<std::mutex> lock(b_->mu);
       if (!b_->serve_error.ok()) return b_->serve_error;

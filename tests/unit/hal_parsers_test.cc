@@ -153,6 +153,75 @@ TEST(ParseIeeeGetReply, ReadsEtsPfcAppTableAndDcbx) {
   EXPECT_EQ(r.dcbx, DCB_CAP_DCBX_VER_IEEE);
 }
 
+TEST(ParseIeeeGetReply, ReadsThePortBufferAndLeavesAShortOneOut) {
+  dcbnl_buffer buf{};
+  buf.prio2buffer[3] = 1;
+  buf.buffer_size[0] = 262144;
+  buf.buffer_size[1] = 131072;
+  buf.total_size = 524288;
+  for (size_t len : {sizeof(buf), sizeof(buf) - 4}) {
+    NetlinkBytes ieee;
+    ieee.Attr(DCB_ATTR_DCB_BUFFER, &buf, len);
+    NetlinkBytes nl;
+    nl.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).Attr(DCB_ATTR_IEEE, ieee.bytes().data(), ieee.bytes().size()).End();
+    DcbReading r;
+    ASSERT_TRUE(ParseIeeeGetReply(reinterpret_cast<nlmsghdr*>(nl.bytes().data()), &r));
+    if (len < sizeof(buf)) {
+      EXPECT_EQ(r.buffer.has_value(), false) << "a buffer attribute short of its struct";
+      continue;
+    }
+    ASSERT_TRUE(r.buffer);
+    EXPECT_EQ(r.buffer->prio2buffer, (std::array<uint8_t, 8>{0, 0, 0, 1, 0, 0, 0, 0}));
+    EXPECT_EQ(r.buffer->buffer_size[1], 131072u);
+    EXPECT_EQ(r.buffer->total_size, 524288u);
+  }
+}
+
+// A driver whose firmware runs DCBX reports the link partner's settings as
+// DCB_ATTR_IEEE_PEER_* (the peer app table as the kernel's
+// dcbnl_build_peer_app lays it out: an info attribute, then the entries).
+TEST(ParseIeeeGetReply, ReadsThePeersEtsPfcAndAppTable) {
+  NetlinkBytes ieee;
+  ieee_pfc own{};
+  own.pfc_en = 1 << 3;
+  ieee.Attr(DCB_ATTR_IEEE_PFC, &own, sizeof(own));
+  ieee_ets peer_ets{};
+  peer_ets.willing = 1;
+  peer_ets.prio_tc[4] = 2;
+  ieee.Attr(DCB_ATTR_IEEE_PEER_ETS, &peer_ets, sizeof(peer_ets));
+  ieee_pfc peer_pfc{};
+  peer_pfc.pfc_en = 1 << 4;
+  peer_pfc.pfc_cap = 8;
+  ieee.Attr(DCB_ATTR_IEEE_PEER_PFC, &peer_pfc, sizeof(peer_pfc));
+  NetlinkBytes peer_table;
+  dcb_peer_app_info info{};
+  peer_table.Attr(DCB_ATTR_IEEE_APP_UNSPEC, &info, sizeof(info));
+  dcb_app app{};
+  app.selector = IEEE_8021QAZ_APP_SEL_DSCP;
+  app.priority = 4;
+  app.protocol = 26;
+  peer_table.Attr(DCB_ATTR_IEEE_APP, &app, sizeof(app));
+  ieee.Attr(DCB_ATTR_IEEE_PEER_APP, peer_table.bytes().data(), peer_table.bytes().size());
+  NetlinkBytes nl;
+  nl.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).Attr(DCB_ATTR_IEEE, ieee.bytes().data(), ieee.bytes().size()).End();
+  DcbReading r;
+  ASSERT_TRUE(ParseIeeeGetReply(reinterpret_cast<nlmsghdr*>(nl.bytes().data()), &r));
+  ASSERT_TRUE(r.pfc && r.peer_pfc && r.peer_ets && r.peer_apps);
+  EXPECT_EQ(r.pfc->pfc_en, 1 << 3);  // ours stays ours
+  EXPECT_EQ(r.peer_pfc->pfc_en, 1 << 4);
+  EXPECT_EQ(r.peer_pfc->pfc_cap, 8);
+  EXPECT_TRUE(r.peer_ets->willing);
+  EXPECT_EQ(r.peer_ets->prio_tc[4], 2);
+  EXPECT_THAT(*r.peer_apps, ElementsAre(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 4, 26}));
+  EXPECT_TRUE(r.apps.empty());
+  // Without peer attributes there is no peer view.
+  NetlinkBytes plain;
+  plain.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).End();
+  DcbReading none;
+  ASSERT_TRUE(ParseIeeeGetReply(reinterpret_cast<nlmsghdr*>(plain.bytes().data()), &none));
+  EXPECT_FALSE(none.peer_pfc || none.peer_ets || none.peer_apps);
+}
+
 TEST(ParseIeeeGetReply, EmptyDcbxAttributeIsLeftOutNotReadPastTheMessage) {
   NetlinkBytes nl;
   nl.Msg(RTM_GETDCB, 7).Dcb(DCB_CMD_IEEE_GET).Attr(DCB_ATTR_DCBX, nullptr, 0).End();
@@ -176,21 +245,57 @@ TEST(ParseSetStatus, ReadsTheDriversStatusByteAsAPositiveErrno) {
   EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(empty.bytes().data())), std::nullopt);
 }
 
-TEST(ScanLinkEvents, CountsMessagesAndNamesTheFirst) {
+TEST(ScanLinkEvents, CountsMessagesAndNamesEachKindOnce) {
   NetlinkBytes nl;
   ifinfomsg ifi{};
   nl.Msg(RTM_SETDCB, 0).Dcb(DCB_CMD_IEEE_SET).End();
   nl.Msg(RTM_NEWLINK, 0).Append(&ifi, sizeof(ifi)).End();
+  ifaddrmsg ifa{};
+  nl.Msg(RTM_NEWADDR, 0).Append(&ifa, sizeof(ifa)).End();
+  nl.Msg(RTM_NEWLINK, 0).Append(&ifi, sizeof(ifi)).End();
   LinkEvents events = ScanLinkEvents(nl.bytes().data(), nl.bytes().size());
-  EXPECT_EQ(events.messages, 2u);
-  EXPECT_EQ(events.first_reason, "dcb change");
+  EXPECT_EQ(events.messages, 4u);
+  EXPECT_THAT(events.reasons,
+              ::testing::ElementsAre("dcb change", "link change (newlink)", "address change"));
 
   NetlinkBytes del;
   del.Msg(RTM_DELLINK, 0).Append(&ifi, sizeof(ifi)).End();
-  EXPECT_EQ(ScanLinkEvents(del.bytes().data(), del.bytes().size()).first_reason, "link change (dellink)");
+  EXPECT_THAT(ScanLinkEvents(del.bytes().data(), del.bytes().size()).reasons,
+              ::testing::ElementsAre("link change (dellink)"));
   // A message longer than what was received ends the walk.
   del.End(4096);
   EXPECT_EQ(ScanLinkEvents(del.bytes().data(), del.bytes().size()).messages, 0u);
+}
+
+TEST(ScanLinkEvents, AnAddressMessageIsAnAddressChange) {
+  NetlinkBytes nl;
+  ifaddrmsg ifa{};
+  nl.Msg(RTM_NEWADDR, 0).Append(&ifa, sizeof(ifa)).End();
+  EXPECT_THAT(ScanLinkEvents(nl.bytes().data(), nl.bytes().size()).reasons,
+              ::testing::ElementsAre("address change"));
+  NetlinkBytes del;
+  del.Msg(RTM_DELADDR, 0).Append(&ifa, sizeof(ifa)).End();
+  EXPECT_THAT(ScanLinkEvents(del.bytes().data(), del.bytes().size()).reasons,
+              ::testing::ElementsAre("address change"));
+}
+
+TEST(ScanUevent, NamesRdmaDevicesAndIgnoresTheRest) {
+  auto ev = [](const std::string& s) { return ScanUevent(s.data(), s.size()); };
+  using namespace std::string_literals;
+  // What rdma_rxe's registration sends (devices/virtual/infiniband/rxe0).
+  EXPECT_EQ(ev("add@/devices/virtual/infiniband/rxe0\0ACTION=add\0DEVPATH=/devices/virtual/"
+               "infiniband/rxe0\0SUBSYSTEM=infiniband\0NAME=rxe0\0SEQNUM=4242\0"s),
+            "RDMA device add (rxe0)");
+  EXPECT_EQ(ev("remove@/devices/pci0000:00/0000:00:04.0/infiniband_verbs/uverbs0\0ACTION=remove\0"
+               "SUBSYSTEM=infiniband_verbs\0DEVNAME=infiniband/uverbs0\0"s),
+            "RDMA device remove (infiniband/uverbs0)");
+  EXPECT_EQ(ev("add@/devices/virtual/net/veth0\0ACTION=add\0SUBSYSTEM=net\0"s), std::nullopt);
+  EXPECT_EQ(ev("libudev\0\xfe\xed\xca\xfe"s), std::nullopt);  // udev's own format
+  EXPECT_EQ(ev(""), std::nullopt);
+  EXPECT_EQ(ev("@"), std::nullopt);
+  EXPECT_EQ(ev("add@/x"), std::nullopt);  // no SUBSYSTEM at all
+  // A subsystem key that only starts like one is not it.
+  EXPECT_EQ(ev("add@/x\0SUBSYSTEM=infinibandx\0"s), std::nullopt);
 }
 
 TEST(DecodeStatNames, CutsEachFixedWidthEntryAtItsNul) {

@@ -11,6 +11,21 @@
 namespace roced::reconcile {
 namespace {
 
+// `prior` as the agent persists it in apply-journal.json and reads it back
+// (field names, oneof, maps); empty when either way fails.
+std::vector<roced::v1::PriorValue> ThroughJson(const std::vector<roced::v1::PriorValue>& prior) {
+  roced::v1::ApplyJournal written;
+  for (const auto& p : prior) *written.add_prior() = p;
+  std::string json;
+  roced::v1::ApplyJournal journal;
+  if (!google::protobuf::util::MessageToJsonString(written, &json).ok() ||
+      !google::protobuf::util::JsonStringToMessage(json, &journal).ok()) {
+    ADD_FAILURE() << "journal does not go through JSON: " << json;
+    return {};
+  }
+  return {journal.prior().begin(), journal.prior().end()};
+}
+
 class JournalTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,15 +91,8 @@ TEST_F(JournalTest, RestorePlanWritesEveryOverwrittenFieldBack) {
   ASSERT_EQ(io_.interfaces["eth0"].mtu, std::optional<uint32_t>(9000));
 
   // As persisted: through JSON and back (field names, oneof, maps).
-  roced::v1::ApplyJournal written;
-  for (const auto& p : prior) *written.add_prior() = p;
-  std::string json;
-  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(written, &json).ok());
-  roced::v1::ApplyJournal journal;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &journal).ok()) << json;
   std::vector<Target> rtargets;
-  Plan restore = RestorePlan(
-      std::vector<roced::v1::PriorValue>(journal.prior().begin(), journal.prior().end()), &io_, &rtargets);
+  Plan restore = RestorePlan(ThroughJson(prior), &io_, &rtargets);
   ASSERT_EQ(restore.steps.size(), 9u);
   ASSERT_EQ(rtargets.size(), 1u);
   EXPECT_EQ(rtargets[0].netdev, "eth0");
@@ -155,6 +163,44 @@ TEST_F(JournalTest, MalformedEntriesAreIgnored) {
   bad_ets.mutable_ets()->add_tsa(0);  // not 8 entries
   std::vector<Target> targets;
   EXPECT_TRUE(RestorePlan({wrong_shape, unknown_field, bad_ets}, &io_, &targets).empty());
+}
+
+// The port buffers (their own value kind), PFC prevention and a DCQCN
+// parameter survive the journal as persisted and are written back.
+TEST_F(JournalTest, BuffersPreventionAndDcqcnGoThroughJsonAndBack) {
+  io_.Update("eth0", [](InterfaceObserved& o) {
+    o.buffer = PortBuffer{{0, 0, 0, 0, 0, 0, 0, 0}, {262144, 131072, 0, 0, 0, 0, 0, 0}, 524288};
+    o.pfc_prevention = 0;
+    o.dcqcn = {{"cnp_dscp", 48}, {"rpg_ai_rate", 5}};
+  });
+  const InterfaceObserved before = io_.Interface("eth0");
+  std::vector<Target> targets{Target{0, "eth0", "rxe0", 1}};
+  Plan plan;
+  auto add = [&](Field f, Value wanted) {
+    Step s;
+    s.field = f;
+    s.object = "eth0";
+    s.current = ObservedValue(s, &io_.interfaces["eth0"], std::nullopt);
+    s.wanted = std::move(wanted);
+    plan.steps.push_back(std::move(s));
+  };
+  add(Field::kPortBuffer, PortBuffer{{0, 0, 0, 1, 0, 0, 0, 0}, {131072, 262144, 0, 0, 0, 0, 0, 0}, 524288});
+  add(Field::kPfcPrevention, uint64_t{500});
+  add(Field::kCnpDscp, uint64_t{46});
+  std::vector<roced::v1::PriorValue> prior = PriorValues(plan, targets);
+  ASSERT_EQ(prior.size(), 3u);
+  EXPECT_EQ(prior[0].value_case(), roced::v1::PriorValue::kBuffer);
+  ASSERT_TRUE(ApplyPlan(plan, targets, &io_).success());
+
+  std::vector<Target> rtargets;
+  Plan restore = RestorePlan(ThroughJson(prior), &io_, &rtargets);
+  ASSERT_EQ(restore.steps.size(), 3u);
+  ASSERT_TRUE(ApplyPlan(restore, rtargets, &io_).success());
+  const InterfaceObserved now = io_.Interface("eth0");
+  EXPECT_EQ(now.buffer, before.buffer);
+  EXPECT_EQ(now.buffer->size, before.buffer->size);
+  EXPECT_EQ(now.pfc_prevention, before.pfc_prevention);
+  EXPECT_EQ(now.dcqcn, before.dcqcn);
 }
 
 }  // namespace

@@ -3,17 +3,24 @@
 // a veth pair there. veth has no DCB, so DCB calls must come back as
 // "not supported" (the lab's test NIC covers DCB writes).
 #include <sched.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <mutex>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hal/carrier_changes.h"
 #include "hal/dcb_netlink.h"
 #include "hal/link_monitor.h"
 #include "hal/link_mtu.h"
+#include "hal/congestion_files.h"
 #include "hal/ecn_files.h"
+#include "hal/ethtool_tunable.h"
 #include "hal/hugepage_pools.h"
 #include "hal/rdma_cm.h"
 #include "util/fs.h"
@@ -74,6 +81,41 @@ TEST_F(NetnsTest, DcbOnVethIsReportedUnsupported) {
   EXPECT_EQ(dcb.SetPfc("rt0", pfc).code(), absl::StatusCode::kUnimplemented);
 }
 
+// veth has no get_tunable op: the kernel's EOPNOTSUPP is "not supported",
+// and a netdev that is not there is NOT_FOUND, not the same.
+TEST_F(NetnsTest, PfcPreventionOnVethIsUnsupportedAndOnNoNetdevNotFound) {
+  hal::EthtoolTunable tunable;
+  auto got = tunable.GetPfcPreventionTimeout("rt0");
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnimplemented) << got.status();
+  EXPECT_THAT(std::string(got.status().message()), ::testing::HasSubstr("rt0: ETHTOOL_GTUNABLE pfc-prevention-tout"));
+  absl::Status set = tunable.SetPfcPreventionTimeout("rt0", 100);
+  EXPECT_EQ(set.code(), absl::StatusCode::kUnimplemented) << set;
+  EXPECT_EQ(tunable.GetPfcPreventionTimeout("nosuch0").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(tunable.GetPfcPreventionTimeout("a-name-of-16-chr").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The same on the reconcile side: planned as unsupported, never written.
+TEST_F(NetnsTest, NewQosKnobsOnVethAreUnsupportedAndNotPlanned) {
+  LinuxNodeIo io(hal::Paths{});
+  InterfaceObserved o = io.ObserveInterface(Target{0, "rt0", "", 1});
+  EXPECT_EQ(o.buffer, std::nullopt);
+  EXPECT_EQ(o.pfc_prevention, std::nullopt);
+  EXPECT_TRUE(o.dcqcn.empty());
+  std::vector<roced::v1::ValidationIssue> issues;
+  roced::v1::NodeConfig config;
+  auto* q = config.add_interfaces()->mutable_qos();
+  config.mutable_interfaces(0)->mutable_match()->set_netdev("rt0");
+  q->mutable_pfc_prevention()->set_auto_(true);
+  q->mutable_dcqcn()->set_cnp_dscp(46);
+  for (int k = 0; k < 8; ++k) q->mutable_buffers()->add_priority_to_buffer(k == 3 ? 1 : 0);
+  std::vector<Target> targets{Target{0, "rt0", "", 1}};
+  Plan plan = ComputePlan(config, targets, ObserveAll(&io, config, targets));
+  EXPECT_TRUE(plan.empty());
+  ASSERT_EQ(plan.fields.size(), 3u);
+  for (const auto& f : plan.fields) EXPECT_EQ(f.sync(), roced::v1::FIELD_SYNC_UNSUPPORTED) << f.field();
+}
+
 TEST_F(NetnsTest, ApplyPlanChangesMtuAndVerifiesIt) {
   hal::Paths paths;  // live sysfs; ECN/configfs are absent for veth
   LinuxNodeIo io(paths);
@@ -126,6 +168,32 @@ TEST_F(NetnsTest, LinkMonitorSeesAnMtuChangeMadeByAnotherTool) {
   EXPECT_GE(monitor.events(), 1u);
 }
 
+// GIDs follow IP addresses: an address added by another tool wakes the
+// monitor as an address change (discovery re-reads the GID table at once).
+TEST_F(NetnsTest, LinkMonitorSeesAnAddressAddedByAnotherTool) {
+  std::mutex mu;
+  std::vector<std::string> reasons;
+  hal::LinkMonitor monitor(
+      [&](const std::string& r) {
+        std::lock_guard<std::mutex> lock(mu);
+        reasons.push_back(r);
+      },
+      absl::Milliseconds(5));
+  ASSERT_TRUE(monitor.Start().ok());
+  ASSERT_EQ(system("ip addr add 10.77.0.1/24 dev rt1"), 0);
+  bool seen = false;
+  for (int i = 0; i < 100 && !seen; ++i) {
+    usleep(10000);
+    std::lock_guard<std::mutex> lock(mu);
+    // The veth pair's own link events (carrier, IPv6 link-local) may share
+    // the debounce window; the call names every kind the window held.
+    seen = std::any_of(reasons.begin(), reasons.end(),
+                       [](const std::string& r) { return r.find("address change") != std::string::npos; });
+  }
+  monitor.Stop();
+  EXPECT_TRUE(seen);
+}
+
 // ECN enables on a file tree shaped like MLNX_OFED's sysfs: every per-bit
 // transition (0->1, 1->0, unchanged) writes exactly the files that differ.
 // Guards against GCC 12.2 -O2 miscompiling the bit comparison (seen in the
@@ -156,6 +224,57 @@ TEST(EcnFiles, WritesEveryBitThatDiffersAndNothingElse) {
     EXPECT_EQ(*got, to) << "from " << int(from) << " to " << int(to);
   }
   ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+// Both places a DCQCN parameter can live, over a file tree laid out as the
+// kernel lays them out: the MLNX_OFED file wins; without it the upstream
+// debugfs file of the netdev's PCI function (found through its device
+// link) under its own name; without either, UNIMPLEMENTED naming both.
+TEST(CongestionFiles, ReadsAndWritesMlnxOfedSysfsElseUpstreamDebugfs) {
+  char tmpl[] = "/tmp/roced-cc-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  hal::Paths paths;
+  paths.sysfs = root + "/sys";
+  paths.debugfs = root + "/debug";
+  const std::string ofed = paths.sysfs + "/class/net/eth0/ecn";
+  const std::string cc = paths.debugfs + "/mlx5/0000:3b:00.1/cc_params";
+  ASSERT_EQ(system(("mkdir -p " + ofed + "/roce_np " + ofed + "/roce_rp " + cc + " " + paths.sysfs +
+                    "/devices/pci0000:3a/0000:3b:00.1/net/eth1 " + paths.sysfs + "/class/net && " +
+                    "echo 48 > " + ofed + "/roce_np/cnp_dscp && echo 5 > " + ofed + "/roce_rp/rpg_ai_rate && " +
+                    "echo 26 > " + cc + "/np_cnp_dscp && echo 3 > " + cc + "/np_cnp_prio && " +
+                    "echo 1 > " + cc + "/rp_clamp_tgt_rate_ati && echo 20 > " + cc + "/rp_ai_rate && " +
+                    "ln -s ../../devices/pci0000:3a/0000:3b:00.1/net/eth1 " + paths.sysfs + "/class/net/eth1 && " +
+                    "ln -s ../../../0000:3b:00.1 " + paths.sysfs + "/devices/pci0000:3a/0000:3b:00.1/net/eth1/device")
+                       .c_str()),
+            0);
+  hal::CongestionFiles files(paths);
+  using hal::EcnRole;
+  EXPECT_EQ(*files.Get("eth0", EcnRole::kNotificationPoint, "cnp_dscp"), 48u);
+  ASSERT_TRUE(files.Set("eth0", EcnRole::kReactionPoint, "rpg_ai_rate", 10).ok());
+  EXPECT_EQ(*util::ReadFileTrimmed(ofed + "/roce_rp/rpg_ai_rate"), "10");
+  EXPECT_EQ(*files.Get("eth1", EcnRole::kNotificationPoint, "cnp_dscp"), 26u);
+  EXPECT_EQ(*files.Get("eth1", EcnRole::kNotificationPoint, "cnp_802p_prio"), 3u);
+  EXPECT_EQ(*files.Get("eth1", EcnRole::kReactionPoint, "clamp_tgt_rate_after_time_inc"), 1u);
+  ASSERT_TRUE(files.Set("eth1", EcnRole::kReactionPoint, "rpg_ai_rate", 40).ok());
+  EXPECT_EQ(*util::ReadFileTrimmed(cc + "/rp_ai_rate"), "40");
+  auto missing = files.Get("eth1", EcnRole::kReactionPoint, "rpg_gd");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(missing.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("ecn/roce_rp/rpg_gd"), ::testing::HasSubstr("cc_params/rp_gd")));
+  EXPECT_EQ(files.Set("eth2", EcnRole::kReactionPoint, "rpg_gd", 1).code(), absl::StatusCode::kUnimplemented);
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+TEST(CongestionFiles, Mlx5DebugfsNamesFollowMlx5Ib) {
+  using hal::EcnRole;
+  EXPECT_EQ(hal::Mlx5DebugfsName("cnp_dscp", EcnRole::kNotificationPoint), "np_cnp_dscp");
+  EXPECT_EQ(hal::Mlx5DebugfsName("cnp_802p_prio", EcnRole::kNotificationPoint), "np_cnp_prio");
+  EXPECT_EQ(hal::Mlx5DebugfsName("min_time_between_cnps", EcnRole::kNotificationPoint), "np_min_time_between_cnps");
+  EXPECT_EQ(hal::Mlx5DebugfsName("rpg_time_reset", EcnRole::kReactionPoint), "rp_time_reset");
+  EXPECT_EQ(hal::Mlx5DebugfsName("rate_to_set_on_first_cnp", EcnRole::kReactionPoint), "rp_rate_to_set_on_first_cnp");
+  EXPECT_EQ(hal::Mlx5DebugfsName("dce_tcp_g", EcnRole::kReactionPoint), "rp_dce_tcp_g");
+  EXPECT_EQ(hal::Mlx5DebugfsName("clamp_tgt_rate_after_time_inc", EcnRole::kReactionPoint), "rp_clamp_tgt_rate_ati");
 }
 
 // Reading rdma_cm defaults must not leave a configfs group behind: a read
@@ -237,6 +356,30 @@ TEST(HugepagePools, ANodeWithoutHugepagesListsNone) {
   paths.sysfs = tmpl;
   EXPECT_TRUE(hal::HugepagePools(paths).NodeWide().empty());
   ASSERT_EQ(system((std::string("rm -rf ") + tmpl).c_str()), 0);
+}
+
+// sysfs shows the netdevs of the network namespace it was mounted in, so
+// the test mounts one of this namespace's, in a mount namespace of its own.
+TEST_F(NetnsTest, CarrierChangesCountEachDownAndUpOfARealVeth) {
+  if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    GTEST_SKIP() << "cannot create a mount namespace: " << strerror(errno);
+  }
+  char tmpl[] = "/tmp/roced-sysfs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  ASSERT_EQ(mount("sysfs", tmpl, "sysfs", 0, nullptr), 0) << strerror(errno);
+  hal::Paths paths;
+  paths.sysfs = tmpl;
+  auto before = hal::ReadCarrierChanges(paths, "rt0");
+  ASSERT_TRUE(before.ok()) << before.status();
+  // rt0's carrier follows its peer: down, then up again.
+  ASSERT_EQ(system("ip link set rt1 down && ip link set rt1 up"), 0);
+  auto after = hal::ReadCarrierChanges(paths, "rt0");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(*after, *before + 2);
+  auto missing = hal::ReadCarrierChanges(paths, "nosuch0");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+  umount2(tmpl, MNT_DETACH);
+  rmdir(tmpl);
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ class FakeCounterSourceForTest : public PauseCounterSource {
     failing_[netdev] = fail;
   }
   absl::StatusOr<std::map<uint32_t, uint64_t>> RxPauseFrames(const std::string& netdev) override {
+    reads.fetch_add(1);
     std::lock_guard<std::mutex> lock(mu_);
     if (failing_[netdev]) return absl::UnavailableError("ethtool read failed");
     return counts_[netdev];
@@ -49,6 +50,9 @@ class FakeCounterSourceForTest : public PauseCounterSource {
   std::mutex mu_;
   std::map<std::string, std::map<uint32_t, uint64_t>> counts_;
   std::map<std::string, bool> failing_;
+
+ public:
+  std::atomic<int> reads{0};
 };
 
 class PfcWatchdogTest : public ::testing::Test {
@@ -56,7 +60,7 @@ class PfcWatchdogTest : public ::testing::Test {
   PfcWatchdogTest()
       : watchdog_(&source_, PfcWatchdogOptions(),
                   [this](const PfcStormTransition& t) { changes_.push_back(t); }) {
-    watchdog_.SetNetdevs({"eth0"});
+    watchdog_.SetNetdevsAllPriorities({"eth0"});
     source_.Set("eth0", 3, 1000);
     source_.Set("eth0", 4, 0);
   }
@@ -178,7 +182,7 @@ TEST_F(PfcWatchdogTest, StormEventsCountEachDetectionAndMetricsShowTheState) {
 }
 
 TEST_F(PfcWatchdogTest, PrioritiesAndNetdevsAreWatchedIndependently) {
-  watchdog_.SetNetdevs({"eth0", "eth1"});
+  watchdog_.SetNetdevsAllPriorities({"eth0", "eth1"});
   source_.Set("eth1", 3, 0);
   Poll(0);
   for (int i = 0; i < 5; ++i) {
@@ -219,7 +223,7 @@ TEST_F(PfcWatchdogTest, UnwatchedNetdevEndsItsStormAndDropsItsSeries) {
   Poll(1);
   Poll(1);
   ASSERT_TRUE(Stormed());
-  watchdog_.SetNetdevs({});
+  watchdog_.SetNetdevsAllPriorities({});
   ASSERT_EQ(changes_.size(), 2u);
   EXPECT_FALSE(changes_[1].stormed);
   EXPECT_EQ(changes_[1].reason, "netdev no longer watched");
@@ -239,6 +243,38 @@ TEST_F(PfcWatchdogTest, PriorityTheDriverStopsCountingEndsItsStorm) {
   std::vector<uint32_t> left;
   for (const auto& s : watchdog_.Status()) left.push_back(s.priority);
   EXPECT_THAT(left, ElementsAre(4u));
+}
+
+TEST_F(PfcWatchdogTest, OnlyPfcEnabledPrioritiesAreWatched) {
+  watchdog_.SetNetdevs({{"eth0", 1u << 4}});
+  source_.Set("eth0", 5, 0);
+  Poll(0);
+  for (int i = 0; i < 5; ++i) Poll(10);  // priority 3 pausing, but PFC is off on it
+  EXPECT_FALSE(Stormed(3));
+  std::vector<uint32_t> watched;
+  for (const auto& s : watchdog_.Status()) watched.push_back(s.priority);
+  EXPECT_THAT(watched, ElementsAre(4u));  // not 3, not 5
+  EXPECT_THAT(changes_, IsEmpty());
+}
+
+TEST_F(PfcWatchdogTest, PfcTurnedOffOnAStormedPriorityEndsItsStorm) {
+  Poll(0);
+  Poll(1);
+  Poll(1);
+  ASSERT_TRUE(Stormed());
+  watchdog_.SetNetdevs({{"eth0", 1u << 4}});
+  Poll(1);
+  ASSERT_EQ(changes_.size(), 2u);
+  EXPECT_FALSE(changes_[1].stormed);
+  EXPECT_EQ(changes_[1].reason, "PFC no longer enabled on the priority");
+}
+
+TEST_F(PfcWatchdogTest, ANetdevListedTwiceIsWatchedOnTheUnionAndOneWithoutPrioritiesNotAtAll) {
+  watchdog_.SetNetdevs({{"eth1", 0}, {"eth0", 1u << 3}, {"eth0", 1u << 4}});
+  std::vector<WatchedNetdev> w = watchdog_.Watched();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].netdev, "eth0");
+  EXPECT_EQ(w[0].priorities, (1u << 3) | (1u << 4));
 }
 
 TEST_F(PfcWatchdogTest, ConfiguredTimesReplaceTheDefaults) {
@@ -267,7 +303,7 @@ TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnTheRealClock) {
   PfcWatchdog watchdog(&source, o, [&](const PfcStormTransition& t) {
     (t.stormed ? stormed : restored).fetch_add(1);
   });
-  watchdog.SetNetdevs({"eth0"});
+  watchdog.SetNetdevsAllPriorities({"eth0"});
   watchdog.Start();
   // A pause frame faster than the watchdog polls, until it sees the storm.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -282,6 +318,31 @@ TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnTheRealClock) {
   EXPECT_EQ(restored.load(), 1);
   watchdog.Stop();
   watchdog.Stop();  // idempotent
+}
+
+// A node with nothing that can storm costs no polls: the thread sleeps until
+// it is given a netdev, then polls at once.
+TEST(PfcWatchdogThreadTest, NothingToWatchMeansNoPollsUntilSomethingIs) {
+  FakeCounterSourceForTest source;
+  source.Set("eth0", 3, 0);
+  PfcWatchdogOptions o;
+  o.poll_interval = absl::Milliseconds(5);
+  PfcWatchdog watchdog(&source, o, nullptr);
+  watchdog.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(source.reads.load(), 0);
+  watchdog.SetNetdevs({{"eth0", 1u << 3}});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (source.reads.load() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(source.reads.load(), 3);
+  watchdog.SetNetdevs({});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll in flight ends
+  const int after = source.reads.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(source.reads.load(), after);
+  watchdog.Stop();
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fake_probe_for_test.h"
+#include "probe/history.h"
 #include "probe/reason.h"
 
 namespace roced::probe {
@@ -480,6 +481,23 @@ TEST(Initiator, ProbesRunFromManyThreadsAtOnce) {
   EXPECT_EQ(rig.behaviour.live.load(), 0);
   std::lock_guard<std::mutex> lock(rig.peers.mu);
   EXPECT_EQ(rig.peers.closes.size(), 8u);
+}
+
+TEST(Initiator, ThePeersDataIpComesFromItsGidAndReachesTheSummary) {
+  Rig rig;
+  roced::v1::QpEndpoint* qp = rig.peers.open_response.add_responder_qps();
+  qp->set_qpn(200);
+  qp->set_gid(std::string("\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\x00\x00\x0c", 16));  // ::ffff:10.0.0.12
+  qp->set_rkey(43);
+  qp->set_length(2);
+  const roced::v1::ProbeResult r = rig.Run(Latency()).result;
+  ASSERT_TRUE(r.success()) << r.failure_reason() << ": " << r.failure_detail();
+  EXPECT_EQ(r.peer_data_ip(), "10.0.0.12");
+  EXPECT_EQ(SummaryOf(r).peer_data_ip(), "10.0.0.12");
+
+  Rig refused;  // no answer from the peer: no address known
+  refused.peers.open_error = absl::UnavailableError("failed to connect to all addresses");
+  EXPECT_EQ(refused.Run(Latency()).result.peer_data_ip(), "");
 }
 
 }  // namespace

@@ -92,6 +92,17 @@ Node LoadObserved(const std::string& path) {
       o.roce_mode = i["roce_mode"].as<std::string>() == "v2" ? roced::v1::ROCE_MODE_V2 : roced::v1::ROCE_MODE_V1;
     }
     if (i["roce_tos"]) o.roce_tos = i["roce_tos"].as<uint32_t>();
+    if (i["buffer"]) {
+      PortBuffer b;
+      b.prio2buffer = Arr8(i["buffer"]["prio2buffer"]);
+      for (size_t k = 0; k < 8 && k < i["buffer"]["size"].size(); ++k) b.size[k] = i["buffer"]["size"][k].as<uint32_t>();
+      b.total_size = i["buffer"]["total"].as<uint32_t>(0);
+      o.buffer = b;
+    }
+    if (i["pfc_prevention"]) o.pfc_prevention = i["pfc_prevention"].as<uint16_t>();
+    for (auto it = i["dcqcn"].begin(); i["dcqcn"] && it != i["dcqcn"].end(); ++it) {
+      o.dcqcn[it->first.as<std::string>()] = it->second.as<uint64_t>();
+    }
     node.io.interfaces[nd] = o;
     if (i["rdma_device"]) {
       roced::v1::RdmaDevice d;
@@ -274,10 +285,14 @@ TEST(FieldTable, ValuesGoThroughTheJournalAndBack) {
   ets.prio_tc = {0, 0, 0, 1, 0, 0, 0, 0};
   ets.tc_bw = {50, 50, 0, 0, 0, 0, 0, 0};
   ets.tsa = {2, 2, 0, 0, 0, 0, 0, 0};
-  const std::map<ValueKind, Value> sample = {{ValueKind::kNumber, Value(uint64_t{2})},
+  // 1: within every number field's range (clamp_tgt_rate takes 0-1).
+  const std::map<ValueKind, Value> sample = {{ValueKind::kNumber, Value(uint64_t{1})},
                                              {ValueKind::kDscpMap, Value(DscpMap{{26, 3}, {48, 6}})},
                                              {ValueKind::kEts, Value(ets)},
-                                             {ValueKind::kPfc, Value(Pfc{0x08, 7})}};
+                                             {ValueKind::kPfc, Value(Pfc{0x08, 7})},
+                                             {ValueKind::kBuffer, Value(PortBuffer{{0, 0, 0, 1, 0, 0, 0, 0},
+                                                                                   {262144, 131072, 0, 0, 0, 0, 0, 0},
+                                                                                   0})}};
   std::map<ValueKind, const FieldSpec*> one_of_kind;  // writes the sample of its kind
   for (const FieldSpec& spec : Fields()) one_of_kind.try_emplace(spec.kind, &spec);
   ASSERT_EQ(one_of_kind.size(), sample.size());
@@ -374,6 +389,71 @@ TEST(Apply, FailingPfcWriteRollsBackEverythingBeforeIt) {
   EXPECT_EQ(after.dscp, before.dscp);
   EXPECT_EQ(after.pfc, before.pfc);
   EXPECT_EQ(f.io.hugepages[(HugepagePool{2048, -1})], 0u);
+}
+
+// The new QoS knobs: buffers (DCB), PFC prevention (ethtool), DCQCN (sysfs).
+const char kKnobs[] =
+    "interfaces:\n  - match: {netdev: eth0}\n    qos:\n      pfc: {priorities: [3]}\n"
+    "      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0]}\n"
+    "      pfc_prevention: {auto: true}\n"
+    "      dcqcn: {cnp_dscp: 46, rpg_ai_rate: 10}\n";
+
+Fixture MakeKnobs() {
+  Fixture f;
+  InterfaceObserved o;
+  o.pfc = Pfc{};
+  o.buffer = PortBuffer{{}, {262144, 131072, 0, 0, 0, 0, 0, 0}, 524288};
+  o.pfc_prevention = 0;
+  o.dcqcn = {{"cnp_dscp", 48}, {"rpg_ai_rate", 5}, {"rpg_hai_rate", 50}};
+  f.io.interfaces["eth0"] = o;
+  f.config = Config(kKnobs);
+  f.targets = {Target{0, "eth0", "", 1}};
+  f.plan = ComputePlan(f.config, f.targets, ObserveAll(&f.io, f.config, f.targets));
+  return f;
+}
+
+TEST(Apply, BuffersPreventionAndDcqcnApplyInOrderAndKeepWhatTheConfigLeaves) {
+  Fixture f = MakeKnobs();
+  std::vector<Field> fields;
+  for (const Step& s : f.plan.steps) fields.push_back(s.field);
+  EXPECT_EQ(fields, (std::vector<Field>{Field::kPfc, Field::kPortBuffer, Field::kPfcPrevention, Field::kCnpDscp,
+                                        Field::kRpgAiRate}));
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {2, absl::ZeroDuration()});
+  ASSERT_TRUE(r.success()) << r.DebugString();
+  const InterfaceObserved& now = f.io.interfaces["eth0"];
+  EXPECT_EQ(now.buffer->prio2buffer, (std::array<uint8_t, 8>{0, 0, 0, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(now.buffer->size[0], 262144u) << "sizes the config leaves out stay the node's";
+  EXPECT_EQ(now.dcqcn.at("rpg_hai_rate"), 50u) << "a parameter the config leaves out is not written";
+  // mlx5 reads "auto" back as its 100 ms: that verified, and is in sync now.
+  EXPECT_EQ(now.pfc_prevention, std::optional<uint16_t>(100));
+  EXPECT_TRUE(ComputePlan(f.config, f.targets, ObserveAll(&f.io, f.config, f.targets)).empty());
+}
+
+TEST(Apply, RefusedDcqcnWriteRollsBackTheBuffersAndPrevention) {
+  Fixture f = MakeKnobs();
+  InterfaceObserved before = f.io.interfaces["eth0"];
+  f.io.fail[Field::kRpgAiRate] = absl::PermissionDeniedError("write rpg_ai_rate: Operation not permitted");
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_TRUE(r.rolled_back());
+  using O = roced::v1::StepOutcome;
+  EXPECT_EQ(Outcomes(r), (std::vector<O>{roced::v1::STEP_OUTCOME_ROLLED_BACK, roced::v1::STEP_OUTCOME_ROLLED_BACK,
+                                         roced::v1::STEP_OUTCOME_ROLLED_BACK, roced::v1::STEP_OUTCOME_ROLLED_BACK,
+                                         roced::v1::STEP_OUTCOME_FAILED}));
+  const InterfaceObserved& after = f.io.interfaces["eth0"];
+  EXPECT_EQ(after.pfc, before.pfc);
+  EXPECT_EQ(after.buffer, before.buffer);
+  EXPECT_EQ(after.pfc_prevention, before.pfc_prevention);
+  EXPECT_EQ(after.dcqcn, before.dcqcn);
+}
+
+TEST(Apply, ExplicitTimeoutIsNotSatisfiedByTheAutoReading) {
+  Fixture f = MakeKnobs();
+  f.config = Config("interfaces:\n  - match: {netdev: eth0}\n    qos: {pfc_prevention: {timeout_ms: 200}}\n");
+  f.io.interfaces["eth0"].pfc_prevention = 100;
+  Plan plan = ComputePlan(f.config, f.targets, ObserveAll(&f.io, f.config, f.targets));
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(RenderPlan(plan), "eth0 qos.pfc_prevention: 100 ms -> 200 ms\n");
 }
 
 TEST(Apply, WriteTheDriverIgnoresIsNotVerifiedAndRolledBack) {

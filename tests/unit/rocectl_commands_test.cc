@@ -107,5 +107,21 @@ TEST(Rocectl, HelpIsTheTablesHelp) {
   }
 }
 
+TEST(DescribeRpcError, TellsAnUnreachableAgentFromOneThatAnsweredUnavailable) {
+  const std::string where = "10.0.0.1:7471";
+  EXPECT_EQ(DescribeRpcError(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                          "failed to connect to all addresses; last error: UNKNOWN: "
+                                          "ipv4:10.0.0.1:7471: Failed to connect to remote host: Connection refused"),
+                             where)
+                .rfind("agent not reachable at 10.0.0.1:7471: ", 0),
+            0u);
+  EXPECT_EQ(DescribeRpcError(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                          "cannot journal the apply, nothing changed: write "
+                                          "/var/lib/roced/apply-journal.json.tmp.7: No space left on device"),
+                             where),
+            "the agent at 10.0.0.1:7471 cannot do this now: cannot journal the apply, nothing changed: write "
+            "/var/lib/roced/apply-journal.json.tmp.7: No space left on device");
+}
+
 }  // namespace
 }  // namespace roced::ctl

@@ -1,9 +1,12 @@
 #include "tools/rocectl/format.h"
+#include "tools/rocectl/commands.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "google/protobuf/util/time_util.h"
 
 namespace roced::ctl {
 namespace {
@@ -48,6 +51,27 @@ TEST(StatusTable, HealthyDeviceHasNoWarnings) {
   EXPECT_THAT(StatusTable(s), Not(HasSubstr("Warnings")));
 }
 
+TEST(StatusTable, ListsEachNetdevsSwitchFromLldp) {
+  auto s = SampleState();
+  EXPECT_THAT(StatusTable(s), Not(HasSubstr("Switches (LLDP)")));
+  *s.mutable_observed_at() = google::protobuf::util::TimeUtil::SecondsToTimestamp(1000);
+  auto* n = s.add_lldp_neighbors();
+  n->set_netdev("ens2f0");
+  n->set_system_name("tor1");
+  n->set_port_id("Ethernet12");
+  n->set_max_frame_size(9216);
+  n->mutable_pfc()->set_enabled(0x18);
+  n->mutable_pfc()->set_source(roced::v1::DCB_SOURCE_LLDP_IEEE);
+  auto* app = n->add_apps();
+  app->set_selector(5);
+  app->set_protocol(26);
+  app->set_priority(3);
+  *n->mutable_last_heard() = google::protobuf::util::TimeUtil::SecondsToTimestamp(988);
+  const std::string t = StatusTable(s);
+  EXPECT_THAT(t, HasSubstr("Switches (LLDP):"));
+  EXPECT_THAT(t, ::testing::ContainsRegex("ens2f0 +tor1 +Ethernet12 +\\[3,4\\] +26->3 +9216 +ieee +12s ago"));
+}
+
 TEST(StatusTable, ShowsTheAgentsWarningsAndWhoAppliedTheConfig) {
   auto s = SampleState();
   s.mutable_agent()->add_warnings("gRPC on 127.0.0.1:7471 is plaintext and unauthenticated (--insecure)");
@@ -74,6 +98,53 @@ TEST(Output, ParseOutputRejectsUnknownFormats) {
   auto bad = ParseOutput("xml");
   EXPECT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("table, json, yaml"));
+}
+
+TEST(EventLine, SaysWhatHappenedForEachKind) {
+  roced::v1::StateEvent e;
+  e.mutable_at()->set_seconds(1800000000);
+  auto* c = e.mutable_config();
+  c->set_accepted(true);
+  c->set_generation(7);
+  c->set_source(roced::v1::CONFIG_SOURCE_GRPC);
+  c->set_identity("controller.example");
+  EXPECT_EQ(EventLine(e), "2027-01-15T08:00:00Z  config     generation 7 accepted from grpc by controller.example");
+  e.mutable_config()->set_accepted(false);
+  e.mutable_config()->set_error("line 3: bad");
+  EXPECT_EQ(EventLine(e), "2027-01-15T08:00:00Z  config     rejected: line 3: bad");
+  auto* d = e.mutable_drift();
+  d->mutable_field()->set_object("eth0");
+  d->mutable_field()->set_field("qos.pfc");
+  d->mutable_field()->set_observed("none");
+  d->mutable_field()->set_desired("3");
+  d->set_corrected(true);
+  EXPECT_EQ(EventLine(e), "2027-01-15T08:00:00Z  drift      eth0 qos.pfc: none (wanted 3), corrected");
+  auto* dev = e.mutable_device();
+  dev->set_kind(roced::v1::DeviceEvent::KIND_REMOVED);
+  dev->set_device("rxe0");
+  EXPECT_EQ(EventLine(e), "2027-01-15T08:00:00Z  device     rxe0 removed");
+  auto* r = e.mutable_reconcile();
+  r->set_generation(7);
+  auto* step = r->mutable_result()->add_steps();
+  step->mutable_step()->set_object("eth0");
+  step->mutable_step()->set_field("mtu");
+  step->set_error("EBUSY");
+  r->mutable_result()->set_rolled_back(true);
+  EXPECT_EQ(EventLine(e), "2027-01-15T08:00:00Z  reconcile  generation 7: 1 step(s) FAILED, rolled back (eth0 mtu: EBUSY)");
+  auto* p = e.mutable_pfc_storm();
+  p->set_netdev("eth0");
+  p->set_priority(3);
+  p->set_stormed(true);
+  p->set_rx_pause_frames(120000);
+  EXPECT_EQ(EventLine(e), "2027-01-15T08:00:00Z  pfc-storm  eth0 priority 3 storming (120000 rx pause frames)");
+}
+
+TEST(ToJsonLine, IsOneLine) {
+  roced::v1::StateEvent e;
+  e.mutable_config()->set_generation(3);
+  const std::string line = ToJsonLine(e);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_THAT(line, ::testing::HasSubstr("\"generation\":\"3\""));
 }
 
 }  // namespace

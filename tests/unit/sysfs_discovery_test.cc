@@ -560,5 +560,26 @@ TEST(SysfsParseTest, GidToIpGivesDottedIpv4OrCompressedIpv6) {
   for (const Case& c : cases) EXPECT_EQ(GidToIp(c.gid), c.ip) << c.gid;
 }
 
+
+// An in-tree driver has no module version: the running kernel's release
+// stands for it (read from the live /proc, compared with uname's).
+TEST(SysfsDiscoveryTest, DriverVersionIsTheModulesElseTheKernelRelease) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "roced-drvver-XXXXXX").string();
+  const std::filesystem::path dir = mkdtemp(tmpl.data());
+  std::filesystem::create_directories(dir / "sys/module/mlx5_core");
+  std::ofstream(dir / "sys/module/mlx5_core/version") << "23.10-1.1.9\n";
+  Paths paths;
+  paths.sysfs = (dir / "sys").string();
+  EXPECT_EQ(DriverVersion(paths, "mlx5_core"), "23.10-1.1.9");
+  FILE* p = popen("uname -r", "r");
+  char release[256] = {};
+  ASSERT_NE(fgets(release, sizeof(release), p), nullptr);
+  pclose(p);
+  EXPECT_EQ(DriverVersion(paths, "rdma_rxe") + "\n", std::string("kernel ") + release);
+  paths.procfs = (dir / "proc").string();
+  EXPECT_EQ(DriverVersion(paths, "rdma_rxe"), "") << "neither readable";
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace roced::hal

@@ -1,5 +1,6 @@
-// Small helpers shared by the unit tests: private temporary directories and
-// a plain HTTP GET against a server the test started on loopback.
+// Small helpers shared by the unit tests: private temporary directories, a
+// plain HTTP GET against a server the test started on loopback, and waiting
+// for a condition.
 #pragma once
 
 #include <arpa/inet.h>
@@ -9,9 +10,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace roced::test_util {
 
@@ -40,6 +44,16 @@ inline std::string HttpGet(int port, const std::string& path) {
   close(fd);
   const size_t body = resp.find("\r\n\r\n");
   return body == std::string::npos ? "" : resp.substr(body + 4);
+}
+
+// True as soon as `cond` holds, polling every 20 ms; false after `timeout`.
+inline bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!cond()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return true;
 }
 
 }  // namespace roced::test_util

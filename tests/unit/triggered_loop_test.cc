@@ -91,5 +91,26 @@ TEST(TriggeredLoop, TriggersDuringABodyAreMergedIntoOneNextPass) {
   EXPECT_THAT(rec.Get(), ::testing::ElementsAre("first", "b"));
 }
 
+// An infinite wait (a loop with nothing periodic to do: the PFC watchdog
+// with no PFC-enabled netdev) sleeps until triggered: no pass, no spin.
+TEST(TriggeredLoop, AnInfiniteWaitRunsOnlyOnTriggers) {
+  Recorder rec;
+  std::atomic<int> waits{0};
+  TriggeredLoop loop({"t"}, [&] {
+    ++waits;
+    return absl::InfiniteDuration();
+  }, [&](const std::string& r) { rec.Add(r); });
+  loop.Start();
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_TRUE(rec.Get().empty());
+  EXPECT_EQ(waits.load(), 1) << "the loop woke up without a trigger";
+  loop.Trigger("go");
+  EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 1; }));
+  EXPECT_EQ(rec.Get()[0], "go");
+  const absl::Time t0 = absl::Now();
+  loop.Stop();
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));
+}
+
 }  // namespace
 }  // namespace roced::util

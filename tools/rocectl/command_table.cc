@@ -39,9 +39,19 @@ const std::vector<Command>& Commands() {
        "priority and RoCE's DSCP on another, ECN off on the lossless priority,\n"
        "rdma_cm left at RoCE v1, no RoCE v2 GID with an IP, RoCE MTU below\n"
        "4096, a NIC in a narrow PCIe slot, no hugepages, a memlock limit,\n"
-       "failing probes, config not in force. Each finding says why and how\n"
-       "to fix it. Exits 1 when any finding is an error.",
+       "failing probes, config not in force, PFC pauses without ECN, link\n"
+       "flaps, probes worse since a driver/firmware change, the switch's\n"
+       "LLDP disagreeing with the host, hugepages/IRQs/CPUs off the NIC's\n"
+       "NUMA node, unresolved peer neighbours, ports sharing a subnet\n"
+       "without ARP sysctls, an unsynchronised clock. Each finding says why\n"
+       "and how to fix it. Exits 1 when any finding is an error.",
        BindDiagnose, true},
+      {"events", "events [--for DUR] [--count N] [--initial]",
+       "Follow the agent's changes as they happen (WatchState): devices added\n"
+       "or removed, configs accepted or rejected, drift found and corrected,\n"
+       "reconcile passes, PFC storms. One line each; -o json: one JSON\n"
+       "object per line. Exits 0 when --for or --count ends it.",
+       BindEvents, true},
       {"version", "version", "rocectl's version and, when reachable, the agent's.", BindVersion,
        true},
       {"help", "help", "This text.", BindHelp, false},

@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
 #include "tools/rocectl/format.h"
 #include "util/args.h"
@@ -84,6 +85,11 @@ CommandRun BindCounters(util::ArgParser* parser);
 CommandRun BindProbe(util::ArgParser* parser);
 CommandRun BindProbes(util::ArgParser* parser);
 CommandRun BindDiagnose(util::ArgParser* parser);
+CommandRun BindEvents(util::ArgParser* parser);
 CommandRun BindHelp(util::ArgParser* parser);
+
+// One line for people per WatchState event (rocectl events): the time, the
+// kind and what happened.
+std::string EventLine(const roced::v1::StateEvent& event);
 
 }  // namespace roced::ctl

@@ -12,7 +12,9 @@ namespace roced::ctl {
 void RegisterDiagnoseFlags(DiagnoseFlags* f, util::ArgParser* p) {
   p->AddString("checks", &f->checks, "NAMES",
                "diagnose: run only these checks (comma-separated: port_state, roce_v2_gid, roce_mode, "
-               "pfc_dscp, ecn, mtu, pcie, hugepages, memlock, probes, converged).");
+               "pfc_dscp, switch_alignment, ecn, mtu, pcie, hugepages, memlock, probes, converged, "
+               "pause_without_ecn, link_flaps, probe_baseline, numa_locality, neighbours, arp_flux, "
+               "clock_sync).");
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "util/proto_time.h"
 
 namespace roced::ctl {
 
@@ -27,6 +28,15 @@ std::string ToJson(const google::protobuf::Message& message) {
   std::string out;
   auto status = google::protobuf::util::MessageToJsonString(message, &out, opts);
   if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
+  return out;
+}
+
+std::string ToJsonLine(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.always_print_primitive_fields = true;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(message, &out, opts);
+  if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}");
   return out;
 }
 
@@ -206,6 +216,43 @@ std::string FieldsSection(const roced::v1::NodeState& state, std::vector<std::st
   return absl::StrCat("\nManaged fields (desired vs observed):\n", fields.Render());
 }
 
+std::string SourceName(roced::v1::DcbSource s) {
+  switch (s) {
+    case roced::v1::DCB_SOURCE_LLDP_IEEE: return "ieee";
+    case roced::v1::DCB_SOURCE_LLDP_CEE: return "cee";
+    case roced::v1::DCB_SOURCE_DCB_PEER: return "driver";
+    default: return "-";
+  }
+}
+
+// What each RoCE netdev's switch says over LLDP: who it is, its PFC
+// priorities, DSCP map entries and frame size, how long ago it spoke.
+std::string SwitchesSection(const roced::v1::NodeState& state) {
+  if (state.lldp_neighbors().empty()) return "";
+  Table t({"NETDEV", "SWITCH", "PORT", "PFC", "DSCP->PRIO", "MAXFRAME", "DCBX", "HEARD"});
+  const absl::Time now = util::FromProto(state.observed_at());
+  for (const auto& n : state.lldp_neighbors()) {
+    std::vector<std::string> dscp;
+    for (const auto& a : n.apps()) {
+      if (a.selector() == 5) dscp.push_back(absl::StrCat(a.protocol(), "->", a.priority()));
+    }
+    std::vector<int> pfc;
+    for (int p = 0; p < 8; ++p) {
+      if (n.pfc().enabled() & (1u << p)) pfc.push_back(p);
+    }
+    const absl::Duration age = now - util::FromProto(n.last_heard());
+    const bool driver = n.chassis_id_subtype() == "driver";
+    t.Row({n.netdev(), driver ? "(from the driver)" : n.system_name().empty() ? n.chassis_id() : n.system_name(),
+           driver ? "-" : n.port_id(),
+           n.has_pfc() ? absl::StrCat("[", absl::StrJoin(pfc, ","), "]") : "-",
+           dscp.empty() ? "-" : absl::StrJoin(dscp, " "),
+           n.has_max_frame_size() ? absl::StrCat(n.max_frame_size()) : "-", SourceName(n.pfc().source()),
+           !driver && state.has_observed_at() && age >= absl::ZeroDuration() ? absl::StrCat(absl::ToInt64Seconds(age), "s ago")
+                                                                  : "-"});
+  }
+  return absl::StrCat("\nSwitches (LLDP):\n", t.Render());
+}
+
 }  // namespace
 
 std::string StatusTable(const roced::v1::NodeState& state) {
@@ -229,6 +276,7 @@ std::string StatusTable(const roced::v1::NodeState& state) {
     PortRows(d, &ports, &gids, &warnings);
   }
   absl::StrAppend(&out, devices.Render(), "\n", ports.Render(), "\n", gids.Render());
+  absl::StrAppend(&out, SwitchesSection(state));
   absl::StrAppend(&out, FieldsSection(state, &warnings));
   if (!warnings.empty()) {
     absl::StrAppend(&out, "\nWarnings:\n");

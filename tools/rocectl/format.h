@@ -17,6 +17,8 @@ absl::StatusOr<Output> ParseOutput(const std::string& text);
 // proto3 JSON mapping (lowerCamelCase names, enums by name, zero values
 // printed so scripts can rely on every field being there).
 std::string ToJson(const google::protobuf::Message& message);
+// The same on one line (no whitespace, no newline): one NDJSON record.
+std::string ToJsonLine(const google::protobuf::Message& message);
 // The same document as YAML (block style).
 std::string ToYaml(const google::protobuf::Message& message);
 // Any JSON document as block-style YAML.

@@ -4,6 +4,24 @@
 
 namespace roced::ctl {
 
+namespace {
+
+// What gRPC's client says when it cannot reach the server or lost the
+// connection, as opposed to an UNAVAILABLE the agent itself answered
+// ("cannot persist the accepted config: ...", "agent is stopping").
+bool TransportFailure(absl::string_view msg) {
+  for (absl::string_view marker :
+       {"failed to connect", "Failed to connect", "connections to all backends failing", "Connection refused",
+        "Connection reset", "Socket closed", "Broken pipe", "No such file or directory", "DNS resolution failed",
+        "empty address list", "Network is unreachable", "No route to host", "handshake", "Handshake",
+        "Connection timed out", "GOAWAY", "Cancelling all calls", "Endpoint closing"}) {
+    if (absl::StrContains(msg, marker)) return true;
+  }
+  return msg.empty();
+}
+
+}  // namespace
+
 std::string DescribeRpcError(const grpc::Status& s, const std::string& where) {
   std::string msg = s.error_message();
   switch (s.error_code()) {
@@ -12,6 +30,7 @@ std::string DescribeRpcError(const grpc::Status& s, const std::string& where) {
         return absl::StrCat("permission denied on ", where,
                             " (run as root or as a member of the socket's group)");
       }
+      if (!TransportFailure(msg)) return absl::StrCat("the agent at ", where, " cannot do this now: ", msg);
       return absl::StrCat("agent not reachable at ", where, ": ", msg);
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::StrCat("agent at ", where, " did not answer in time");

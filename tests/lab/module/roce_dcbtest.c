@@ -17,11 +17,13 @@
  *  - mlx5-style ethtool statistics appended to the driver's own
  *    (rx_prio<N>_pause, tx_prio<N>_pause, rx_prio<N>_pause_duration, ...,
  *    rx_pause_ctrl_phy, tx_pause_ctrl_phy, rx_discards_phy, ...).
- *  - MLNX_OFED-style sysfs: <netdev>/ecn/roce_np|roce_rp/enable/<0..7> and
- *    a few DCQCN parameters.
+ *  - MLNX_OFED-style sysfs: <netdev>/ecn/roce_np|roce_rp/enable/<0..7>,
+ *    the CNP DSCP and priority and the DCQCN parameters.
+ *  - the ethtool PFC storm prevention tunable (ETHTOOL_PFC_PREVENTION_TOUT),
+ *    with mlx5's range (0, or 80-8000 ms) and its reading of "auto" (100).
  *  - test controls in <netdev>/dcbtest/ (documented in tests/lab/README.md):
- *    trust, link_flaps, flap_ms, refuse_{pfc,ets,app,dcbx,buffer}, storm,
- *    set_counter, stats_mode, calls, dscp2prio, dscp_app_cnt, reset.
+ *    trust, link_flaps, flap_ms, refuse_{pfc,ets,app,dcbx,buffer,cc,tunable},
+ *    storm, set_counter, stats_mode, calls, dscp2prio, dscp_app_cnt, reset.
  *
  * Unloading restores the device's original dcbnl_ops (NULL) and
  * ethtool_ops, deletes the app entries it added and removes its sysfs files.
@@ -49,6 +51,10 @@
 #define MAX_DSCP 64
 #define MAX_CABLE_LENGTH 1000
 #define STORM_TICK_MS 100
+/* mlx5's PFC storm prevention limits (en_ethtool.c) */
+#define PFC_PREVEN_AUTO_MS 100
+#define PFC_PREVEN_MIN_MS 80
+#define PFC_PREVEN_MAX_MS 8000
 
 static char *ifname = "eth0";
 module_param(ifname, charp, 0444);
@@ -100,11 +106,13 @@ static const char *const global_stat_name[GS_NUM] = {
 /* ---------------------------------------------------------------- state */
 
 enum call_kind {
-	C_SETPFC, C_SETETS, C_SETAPP, C_DELAPP, C_SETDCBX, C_SETBUFFER, C_NUM,
+	C_SETPFC, C_SETETS, C_SETAPP, C_DELAPP, C_SETDCBX, C_SETBUFFER,
+	C_SETTUNABLE, C_NUM,
 };
 
 static const char *const call_name[C_NUM] = {
 	"setpfc", "setets", "setapp", "delapp", "setdcbx", "setbuffer",
+	"settunable",
 };
 
 struct dcbtest {
@@ -125,8 +133,11 @@ struct dcbtest {
 	u64 calls[C_NUM];
 	bool stats_pfc_only;
 
+	u16 pfc_prevention_tout; /* ms, 0 = disabled; RTNL */
+
 	/* test controls: errno to return (positive), 0 = accept */
 	int refuse_pfc, refuse_ets, refuse_app, refuse_dcbx, refuse_buffer;
+	int refuse_cc, refuse_tunable;
 	unsigned int flap_ms;
 
 	/* counters */
@@ -279,6 +290,36 @@ static void toggle_port_link(void)
 		schedule_delayed_work(&g->carrier_work,
 				      msecs_to_jiffies(g->flap_ms));
 	}
+}
+
+/* ETHTOOL_PFC_PREVENTION_TOUT, as mlx5e_get/set_tunable: other ids -EINVAL */
+static int dt_get_tunable(struct net_device *dev,
+			  const struct ethtool_tunable *tuna, void *data)
+{
+	if (tuna->id != ETHTOOL_PFC_PREVENTION_TOUT)
+		return -EINVAL;
+	*(u16 *)data = g->pfc_prevention_tout;
+	return 0;
+}
+
+static int dt_set_tunable(struct net_device *dev,
+			  const struct ethtool_tunable *tuna, const void *data)
+{
+	u16 v = *(const u16 *)data;
+
+	if (tuna->id != ETHTOOL_PFC_PREVENTION_TOUT)
+		return -EINVAL;
+	g->calls[C_SETTUNABLE]++;
+	if (g->refuse_tunable)
+		return -g->refuse_tunable;
+	/* mlx5 keeps "auto" as its own timeout, and reads that back */
+	if (v == PFC_STORM_PREVENTION_AUTO)
+		v = PFC_PREVEN_AUTO_MS;
+	if (v != PFC_STORM_PREVENTION_DISABLE &&
+	    (v < PFC_PREVEN_MIN_MS || v > PFC_PREVEN_MAX_MS))
+		return -EINVAL;
+	g->pfc_prevention_tout = v;
+	return 0;
 }
 
 static int dt_ieee_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
@@ -522,6 +563,8 @@ static CTL_RW(refuse_ets);
 static CTL_RW(refuse_app);
 static CTL_RW(refuse_dcbx);
 static CTL_RW(refuse_buffer);
+static CTL_RW(refuse_cc);
+static CTL_RW(refuse_tunable);
 static CTL_RW(storm);
 static CTL_WO(set_counter);
 static CTL_RW(stats_mode);
@@ -536,6 +579,7 @@ static struct attribute *ctl_attrs[] = {
 	&ctl_refuse_dcbx.attr, &ctl_refuse_buffer.attr, &ctl_storm.attr,
 	&ctl_set_counter.attr, &ctl_stats_mode.attr, &ctl_calls.attr,
 	&ctl_dscp2prio.attr, &ctl_dscp_app_cnt.attr, &ctl_reset.attr,
+	&ctl_refuse_cc.attr, &ctl_refuse_tunable.attr,
 	NULL,
 };
 
@@ -553,6 +597,10 @@ static int *refuse_ptr(struct kobj_attribute *attr)
 		return &g->refuse_dcbx;
 	if (attr == &ctl_refuse_buffer)
 		return &g->refuse_buffer;
+	if (attr == &ctl_refuse_cc)
+		return &g->refuse_cc;
+	if (attr == &ctl_refuse_tunable)
+		return &g->refuse_tunable;
 	return NULL;
 }
 
@@ -816,6 +864,8 @@ static ssize_t ecn_param_store(struct kobject *kobj, struct kobj_attribute *a,
 
 	if (err)
 		return err;
+	if (g->refuse_cc)
+		return -g->refuse_cc;
 	if (v > p->max)
 		return -EINVAL;
 	p->value = v;
@@ -879,6 +929,8 @@ static int store_reset(void)
 	g->stats_pfc_only = false;
 	g->refuse_pfc = g->refuse_ets = g->refuse_app = 0;
 	g->refuse_dcbx = g->refuse_buffer = 0;
+	g->refuse_cc = g->refuse_tunable = 0;
+	g->pfc_prevention_tout = 0;
 	g->flap_ms = 0;
 	for (s = 0; s < PS_NUM; s++)
 		for (p = 0; p < NPRIO; p++)
@@ -1068,6 +1120,8 @@ static int __init dt_init(void)
 	g->ethtool_ops.get_sset_count = dt_get_sset_count;
 	g->ethtool_ops.get_strings = dt_get_strings;
 	g->ethtool_ops.get_ethtool_stats = dt_get_ethtool_stats;
+	g->ethtool_ops.get_tunable = dt_get_tunable;
+	g->ethtool_ops.set_tunable = dt_set_tunable;
 	dev->ethtool_ops = &g->ethtool_ops;
 	dev->dcbnl_ops = &dt_dcbnl_ops;
 	rtnl_unlock();
@@ -1105,4 +1159,4 @@ module_exit(dt_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("roced project");
-MODULE_DESCRIPTION("DCB test NIC for the roced RoCE lab (mlx5-like dcbnl, PFC counters, ECN sysfs)");
+MODULE_DESCRIPTION("DCB test NIC for the roced RoCE lab (mlx5-like dcbnl, PFC counters, ECN sysfs, PFC prevention)");

@@ -8,7 +8,8 @@ ns=$("$LAB" netns)
 for ((i = 1; i <= NODES; i++)); do
   ip=$("$LAB" addr node$i)
   # A test before this one may have removed and re-added rxe0: the agent
-  # re-opens it on its next discovery pass (every 10 s), so allow 30 s.
+  # re-opens it at the device's uevent (else its next discovery pass, every
+  # 60 s); allow 30 s.
   for ((try = 0; try < 30; try++)); do
     out=$(ip netns exec "$ns" "$ROCECTL_BIN" --target "$ip:7471" -o json status) ||
       fail "node$i: rocectl status failed"
@@ -35,6 +36,30 @@ print("rxe0 ok: gid index %d" % v2[0]["index"])
 PY
 ) || fail "node$i: $check"
   log "node$i: $check"
+  # The GIDs come from verbs (one ibv_query_gid_table call) while the
+  # device is open: they must be what the gids/ and gid_attrs/ files say,
+  # every populated slot with its type and netdev.
+  # One grep reads every slot (rxe has 1024: a cat per slot is over a
+  # thousand execs, which took CI's saturated TCG guest past lsh's 120 s);
+  # only the few populated slots are read further.
+  sysfs_gids=$(lsh node$i 'p=/sys/class/infiniband/rxe0/ports/1
+    grep -H . $p/gids/* | grep -v ":0000:0000:0000:0000:0000:0000:0000:0000\$" |
+    while IFS= read -r line; do f=${line%%:*}; g=${line#*:}; i=${f##*/}
+      read -r t 2>/dev/null < $p/gid_attrs/types/$i || continue
+      read -r nd 2>/dev/null < $p/gid_attrs/ndevs/$i || nd=
+      echo "$i $g $t $nd"
+    done | sort -n') || fail "node$i: cannot read rxe0's GID files"
+  agent_gids=$(STATUS_JSON="$out" "$PY" -c '
+import json, os
+s = json.loads(os.environ["STATUS_JSON"])
+port = next(d for d in s["devices"] if d["name"] == "rxe0")["ports"][0]
+names = {"GID_TYPE_ROCE_V2": "RoCE v2", "GID_TYPE_ROCE_V1": "IB/RoCE v1"}
+for g in sorted(port["gids"], key=lambda g: g.get("index", 0)):
+    print(g.get("index", 0), g["gid"], names.get(g["type"], g["type"]), g.get("netdev", ""))')
+  [[ $agent_gids == "$sysfs_gids" ]] ||
+    fail "node$i: the agent's GIDs differ from sysfs:"$'\n'"agent:"$'\n'"$agent_gids"$'\n'"sysfs:"$'\n'"$sysfs_gids"
+  log "node$i: $(wc -l <<<"$agent_gids") GIDs, the same as sysfs's"
+
   metrics=$(ip netns exec "$ns" "$PY" -c '
 import sys, urllib.request
 print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode())' "$ip") ||

@@ -59,6 +59,9 @@ lsh() { local n=$1; shift; "$LAB" exec -t "${LX_TIMEOUT:-120}" "$n" -- sh -ec "$
 # json_get JSON PYTHON-EXPR: evaluate EXPR with the parsed JSON bound to j.
 json_get() { "$PY" -c 'import json,sys; j=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"; }
 
+# elapsed START_EPOCH: seconds since START (date +%s.%N), two decimals.
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}'; }
+
 expect_eq() { # expect_eq WHAT WANT GOT
   [[ $2 == "$3" ]] || fail "$1: want '$2', got '$3'"
 }
@@ -73,4 +76,61 @@ roce_v2_ipv4_gid_index() {
       [ "$(cat $d/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] && { echo $i; exit 0; }
     done
     exit 1'
+}
+
+# rsock NODE ARGS...: rocectl inside NODE over the agent's unix socket (root
+# there, so admin), for when the lab network cannot reach the agent (eth0
+# down, renamed or unbound) or the host's mTLS certificates are not valid on
+# the guest's clock. The binary is the host's, on the guest's 9p root.
+ROCED_SOCKET=/run/roced/roced.sock
+rsock() { local n=$1; shift; lx "$n" "$ROCECTL_BIN" --socket "$ROCED_SOCKET" --timeout "${RSOCK_TIMEOUT:-30s}" "$@"; }
+
+# The node's agent log (on the host, in the node's share): log_mark NODE
+# prints its size now, log_since NODE MARK what the agent logged after it,
+# expect_log NODE MARK REGEX WHAT fails unless a line since MARK matches
+# (grep -E) and prints the first one.
+agent_log() { echo "$("$LAB" logdir "$1")/roced.log"; }
+log_mark() { stat -c %s "$(agent_log "$1")"; }
+log_since() { tail -c +"$(($2 + 1))" "$(agent_log "$1")"; }
+expect_log() {
+  local line
+  line=$(log_since "$1" "$2" | grep -E -m 1 -- "$3") ||
+    fail "$4: no line matching /$3/ in $1's agent log since the fault; it logged:
+$(log_since "$1" "$2" | tail -n 20)"
+  printf '%s\n' "$line"
+}
+
+# agent_pid NODE: roced's pid in NODE (fails when it is not running).
+agent_pid() { lx "$1" pgrep -x roced; }
+
+# data_nic_restore NODE: eth0 put back as the guest's boot (guest/stage2.sh)
+# leaves it, whatever a test did to it: the data NIC's virtio device bound to
+# virtio_net, its netdev (found by DATA_MAC from /lab/node.env) named eth0,
+# with its lab address, offloads off, the DCB test module attached to it,
+# rxe0 on it, and up (last: the agent learns of an RDMA device on the next
+# link event or its periodic discovery, so rxe0 is there before the link-up
+# event). Idempotent; prints each thing it had to redo.
+data_nic_restore() {
+  lsh "$1" '
+    . /lab/node.env
+    nic() { for d in /sys/class/net/*; do read -r a < $d/address; [ "$a" = "$DATA_MAC" ] && { echo ${d##*/}; return; }; done; }
+    nd=$(nic)
+    if [ -z "$nd" ]; then
+      for v in /sys/bus/virtio/devices/*; do
+        read -r id < $v/device
+        [ "$id" = 0x0001 ] && [ ! -e $v/driver ] && { echo "bind ${v##*/}"; echo ${v##*/} > /sys/bus/virtio/drivers/virtio_net/bind; }
+      done
+      for i in $(seq 50); do nd=$(nic); [ -n "$nd" ] && break; sleep 0.1; done
+    fi
+    [ -n "$nd" ] || { echo "no netdev with $DATA_MAC" >&2; exit 1; }
+    if [ "$nd" != eth0 ]; then echo "rename $nd"; ip link set "$nd" down; ip link set "$nd" name eth0; fi
+    ip -o -4 addr show dev eth0 | grep -q " $NODE_IP/" || { echo "address"; ip addr add $NODE_IP/$PREFIXLEN dev eth0; }
+    ethtool -K eth0 tx off sg off tso off gso off gro off >/dev/null 2>&1 || true
+    if [ ! -d /sys/class/net/eth0/dcbtest ]; then
+      echo "roce_dcbtest"
+      ! lsmod | grep -q "^roce_dcbtest " || rmmod roce_dcbtest
+      insmod $KCACHE/module/roce_dcbtest.ko ifname=eth0
+    fi
+    rdma link show rxe0/1 >/dev/null 2>&1 || { echo "rxe0"; rdma link add rxe0 type rxe netdev eth0; }
+    ip -o link show eth0 | grep -q "[<,]UP[,>]" || { echo "up"; ip link set eth0 up; }'
 }

@@ -22,6 +22,7 @@
 #   - the gauge holds 1 during the storm and 0 after, events_total +1.
 # The agent's own log lines for both transitions are checked too, as before
 # (their times against the same writes, the quiet spell they state).
+# Last, PFC turned off on priority 3 ends its watch: the series go.
 source "$(dirname "$0")/lib.sh"
 require_lab
 NS=$("$LAB" netns)
@@ -60,8 +61,12 @@ check() { # check PYTHON-CONDITION MESSAGE: condition on the observer's JSON j
     fail "$2"
 }
 
-lsh node1 "echo off > $C/storm; echo 1 > $C/reset" || fail "could not reset the test NIC"
-trap 'lsh node1 "echo off > $C/storm" >/dev/null 2>&1 || true' EXIT
+# The watchdog polls only priorities with PFC on (DCB netlink), so PFC goes
+# on for priority 3 first; the gauge appears once the agent has taken it
+# up (its counter refresh runs every second).
+lsh node1 "echo off > $C/storm; echo 1 > $C/reset; dcb pfc set dev eth0 prio-pfc all:off 3:on" ||
+  fail "could not reset the test NIC and enable PFC on priority 3"
+trap 'lsh node1 "echo off > $C/storm; dcb pfc set dev eth0 prio-pfc all:off" >/dev/null 2>&1 || true' EXIT
 wait_gauge 0 10
 events0=$(gauge roced_pfc_storm_events_total)
 mark=$(lsh node1 "wc -l < /lab/roced.log") || fail "cannot read /lab/roced.log on node1"
@@ -100,4 +105,8 @@ quiet=$(grep -o 'no pause frames for [0-9.]*ms' <<<"$(lsh node1 "tail -n +$((mar
   fail "the agent cleared the storm after a quiet spell of ${quiet:-?} ms, less than the 400 ms restoration time"
 "$PY" -c "import sys; sys.exit(0 if 0.15 <= $restore <= 2.0 else 1)" ||
   fail "storm cleared ${restore} s after it stopped (expected the 0.4 s restoration time, less up to a poll, plus a poll)"
+# PFC off on priority 3: nothing there can storm, the watchdog stops
+# watching it and its series go (within the counter refresh, 1 s, and a poll).
+lsh node1 "dcb pfc set dev eth0 prio-pfc all:off" || fail "could not turn PFC off"
+wait_gauge absent 10
 pass "roced_pfc_storm 0 -> 1 seen on /metrics $(obs "round(j['set_after_hi'], 3)") s after the storm started (limit 0.5 s); back to 0 after $(obs "round(j['quiet_min'], 3)")..$(obs "round(j['quiet_max'], 3)") s without pause frames (>= 0.4 s) by ethtool and /metrics; agent log: ${detect} s, quiet ${quiet} ms"

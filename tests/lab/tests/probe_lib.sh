@@ -57,3 +57,42 @@ if d is None:
     sys.exit("no rxe0 in rdma res show")
 print(" ".join(f"{k}={int(d[k])}" for k in ("qp", "cq", "mr", "pd")))' "$j"
 }
+
+# has_mr NODE MINLEN: an MR of at least MINLEN bytes on NODE's rxe0 (a
+# bandwidth probe's buffer is 128 KiB, a 2-byte latency probe's 4 KiB: how a
+# test sees that its probe is running among scheduled ones).
+has_mr() { lx "$1" rdma res show mr | awk -v m="$2" '{for (i = 1; i < NF; i++) if ($i == "mrlen" && $(i + 1) >= m) f = 1} END {exit !f}'; }
+# wait_mr NODE BYTES PID WHAT [SECS]: until NODE holds an MR of at least
+# BYTES (the probe WHAT, run by the background PID, has its endpoint up);
+# fails when PID ends first or after SECS (default 15).
+wait_mr() {
+  local deadline=$((SECONDS + ${5:-15}))
+  until has_mr "$1" "$2"; do
+    kill -0 "$3" 2>/dev/null || fail "$4 ended before its MR showed on $1"
+    ((SECONDS < deadline)) || fail "$4: its MR never showed on $1"
+    sleep 0.2
+  done
+}
+# idle_res NODE: rxe0's counts (res_counts) once no probe is on it (no MR;
+# the scheduled probes of the other nodes come and go), within 20 s.
+idle_res() {
+  local c deadline=$((SECONDS + 20))
+  while :; do
+    c=$(res_counts "$1") || fail "rdma res show on $1 failed"
+    [[ $c == *" mr=0 "* ]] && { echo "$c"; return; }
+    ((SECONDS < deadline)) || fail "$1: rxe0 never idle: $c"
+    sleep 0.5
+  done
+}
+# res_back NODE WANT SECS: waits up to SECS for NODE's rxe0 counts to be
+# WANT; exits 1 if they are not.
+res_back() {
+  local deadline=$((SECONDS + $3))
+  until [[ $(res_counts "$1") == "$2" ]]; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+# res_detail NODE: rxe0's QPs (but the GSI one) and MRs, one line each, for
+# failure messages.
+res_detail() { lsh "$1" 'rdma res show qp link rxe0/1 | grep -v " type GSI " || true; rdma res show mr || true'; }

@@ -70,11 +70,18 @@ rec_reset() {
     fail "could not reset $REC_NODE"
 }
 
+# rec_on_cleanup 'SHELL CODE': run on exit, before the baseline is restored
+# (e.g. eth0 given back first: the reset talks to the agent over it). Steps
+# run in the order added; a failing one is logged and the rest still run.
+REC_CLEANUP=()
+rec_on_cleanup() { REC_CLEANUP+=("$1"); }
+
 # On exit, pass or fail: leave the baseline for the next test, keep the exit
 # status. Never fails itself.
 rec_cleanup() {
-  local rc=$?
+  local rc=$? c
   trap - EXIT
+  for c in "${REC_CLEANUP[@]}"; do (eval "$c") >/dev/null 2>&1 || log "WARNING: cleanup step failed: $c"; done
   if ! "$LAB" agent status "$REC_NODE" >/dev/null 2>&1; then "$LAB" agent start "$REC_NODE" >/dev/null 2>&1 || true; fi
   (rec_reset) >/dev/null 2>&1 || log "WARNING: could not restore the baseline on $REC_NODE"
   rm -rf "$REC_TMP"
@@ -92,7 +99,8 @@ rec_calls() {
 # Everything the reconciler manages on node1, read with independent clients,
 # as one canonical JSON object (equal strings = equal node state). dcb -j for
 # PFC, app table and ETS; sysfs for MTU, ECN, trust, hugepages; configfs for
-# rdma_cm. Files are read with the shell's `read` (each fork+exec costs
+# rdma_cm (left out while rxe0 is gone: its configfs group stays, reading
+# ENODEV). Files are read with the shell's `read` (each fork+exec costs
 # ~0.1-0.3 s under TCG); `dcb -b` would save two more, but its batch mode
 # fails every command after the first in this iproute2.
 rec_snapshot() {
@@ -108,7 +116,7 @@ rec_snapshot() {
     r ecn_np \$n/ecn/roce_np/enable/0 \$n/ecn/roce_np/enable/1 \$n/ecn/roce_np/enable/2 \$n/ecn/roce_np/enable/3 \$n/ecn/roce_np/enable/4 \$n/ecn/roce_np/enable/5 \$n/ecn/roce_np/enable/6 \$n/ecn/roce_np/enable/7
     r ecn_rp \$n/ecn/roce_rp/enable/0 \$n/ecn/roce_rp/enable/1 \$n/ecn/roce_rp/enable/2 \$n/ecn/roce_rp/enable/3 \$n/ecn/roce_rp/enable/4 \$n/ecn/roce_rp/enable/5 \$n/ecn/roce_rp/enable/6 \$n/ecn/roce_rp/enable/7
     r trust $DCBT/trust
-    if [ -d $RDMA_CM ]; then r roce_mode $RDMA_CM/default_roce_mode; r roce_tos $RDMA_CM/default_roce_tos; fi
+    if [ -d $RDMA_CM ] && [ -d /sys/class/infiniband/rxe0 ]; then r roce_mode $RDMA_CM/default_roce_mode; r roce_tos $RDMA_CM/default_roce_tos; fi
     r hugepages_2048kB /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
     r hugepages_1048576kB /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") ||
     fail "cannot read $REC_NODE's state"
@@ -138,6 +146,13 @@ PY
 
 # snap_get SNAPSHOT EXPR: EXPR evaluated with the snapshot bound to j.
 snap_get() { json_get "$1" "$2"; }
+
+# snap_drop SNAPSHOT KEY...: the snapshot without those keys (same form).
+snap_drop() {
+  local snap=$1
+  shift
+  "$PY" -c 'import json,sys; j=json.loads(sys.argv[1]); [j.pop(k, None) for k in sys.argv[2:]]; print(json.dumps(j, sort_keys=True))' "$snap" "$@"
+}
 
 # expect_same_state WHAT BEFORE AFTER: fails naming every key that differs.
 expect_same_state() {
@@ -180,5 +195,123 @@ PY
 # The accepted generation, as a number.
 rec_generation() { json_get "$(rec_status)" "int(j['config'].get('generation', 0))"; }
 
-# Fails when a command took longer than allowed: elapsed START_EPOCH
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}'; }
+
+# rec_wait_state WANT SECS WHAT: polls rec_snapshot until it equals WANT;
+# after SECS fails naming every key that still differs. Prints the seconds
+# it took.
+rec_wait_state() {
+  local want=$1 secs=$2 what=$3 now t0
+  t0=$(date +%s.%N)
+  local deadline=$((SECONDS + secs))
+  while :; do
+    now=$(rec_snapshot)
+    [[ $now == "$want" ]] && break
+    ((SECONDS < deadline)) || expect_same_state "$what (${secs} s)" "$want" "$now"
+    sleep 0.5
+  done
+  elapsed "$t0"
+}
+
+# rec_apply_interrupted FILE 'FAULT': applies FILE to node1 with rocectl,
+# and in the guest, the moment the apply's first app-table SET has reached
+# the driver (dcbtest/calls), stops roced (SIGSTOP), runs the shell snippet
+# FAULT (sh -c, in the guest), then lets roced go on (SIGCONT). So the fault
+# lands between two steps of the apply whatever the timing: the DSCP step is
+# half done, PFC, ETS, ECN and RoCE still to come. The apply must change the
+# DSCP map. Sets REC_RC and REC_OUT (rocectl's status and output) and
+# REC_FAULT_OUT (what the watcher and FAULT printed).
+rec_apply_interrupted() {
+  local file=$1 fault=$2 watcher
+  lsh "$REC_NODE" "echo 0 > $DCBT/calls; rm -f /tmp/rec-fault.ready"
+  printf '%s\n' "$fault" >"$REC_TMP/fault.sh"
+  "$LAB" exec -i -t 90 "$REC_NODE" -- sh -c 'cat > /tmp/rec-fault.sh' <"$REC_TMP/fault.sh"
+  # bash builtins only between seeing the SET and the stop (no fork).
+  "$LAB" exec -t 90 "$REC_NODE" -- bash -c "
+    pid=\$(pgrep -x roced) || { echo 'no roced'; exit 1; }
+    : > /tmp/rec-fault.ready
+    end=\$((SECONDS + 60))
+    while :; do
+      { read -r _; read -r _; read -r app; } < $DCBT/calls
+      [[ \$app != 'setapp 0' ]] && break
+      ((SECONDS < end)) || { echo 'no app-table SET within 60 s'; exit 1; }
+    done
+    kill -STOP \$pid && echo stopped
+    sh /tmp/rec-fault.sh; echo \"fault rc \$?\"
+    kill -CONT \$pid && echo continued" >"$REC_TMP/watch.out" 2>&1 &
+  watcher=$!
+  for _ in $(seq 40); do lx "$REC_NODE" test -e /tmp/rec-fault.ready && break; sleep 0.25; done
+  REC_RC=0
+  REC_OUT=$(rctl apply -f "$file" 2>&1) || REC_RC=$?
+  wait "$watcher" || fail "fault watcher failed: $(cat "$REC_TMP/watch.out")"
+  REC_FAULT_OUT=$(cat "$REC_TMP/watch.out")
+  grep -q '^continued' <<<"$REC_FAULT_OUT" || fail "the fault did not land in the apply: $REC_FAULT_OUT"
+}
+
+# rec_wait_converged SECS WHAT: polls status until the agent says converged
+# (its last pass found the node equal to the config); prints that status.
+rec_wait_converged() {
+  local st deadline=$((SECONDS + $1))
+  while :; do
+    st=$(rec_status)
+    [[ $(json_get "$st" "j['config'].get('converged', False)") == True ]] && break
+    ((SECONDS < deadline)) || fail "$2: status not converged after $1 s; fields: $(json_get "$st" "[f for f in j.get('fields', []) if f.get('sync') != 'FIELD_SYNC_IN_SYNC']")"
+    sleep 0.5
+  done
+  printf '%s\n' "$st"
+}
+
+# The QoS knobs of issue 13 on node1, read with independent clients, as one
+# canonical JSON object: the port buffers (dcb -j buffer), the PFC storm
+# prevention timeout (ethtool --get-tunable, "off: <why>" when it fails) and
+# the CNP/DCQCN files of the test NIC (ecn/roce_np|roce_rp/<name>).
+REC_DCQCN_NP="cnp_dscp cnp_802p_prio min_time_between_cnps"
+REC_DCQCN_RP="rpg_time_reset rpg_ai_rate rpg_hai_rate rpg_min_rate rate_reduce_monitor_period dce_tcp_g initial_alpha_value"
+rec_knobs() {
+  local raw
+  raw=$(lsh "$REC_NODE" "
+    e=/sys/class/net/eth0/ecn
+    echo \"buffer=\$(dcb -j buffer show dev eth0)\"
+    echo \"tout=\$(ethtool --get-tunable eth0 pfc-prevention-tout 2>&1 | tr '\\n' ' ')\"
+    for f in $REC_DCQCN_NP; do read -r v < \$e/roce_np/\$f; echo \"\$f=\$v\"; done
+    for f in $REC_DCQCN_RP; do read -r v < \$e/roce_rp/\$f; echo \"\$f=\$v\"; done") ||
+    fail "cannot read $REC_NODE's QoS knobs"
+  "$PY" - "$raw" <<'PY'
+import json, re, sys
+out = {}
+for line in sys.argv[1].splitlines():
+    name, _, value = line.partition("=")
+    if name == "buffer":
+        out[name] = json.loads(value)
+    elif name == "tout":
+        m = re.search(r"pfc-prevention-tout:\s*(\d+)", value)
+        out[name] = m.group(1) if m else "off: " + value.strip()
+    elif name:
+        out[name] = int(value)
+print(json.dumps(out, sort_keys=True))
+PY
+}
+
+# Issue 13's knobs with PFC on 3: priority 3 in buffer 1, PFC prevention
+# 500 ms, six CNP/DCQCN parameters off their defaults; a 3 s periodic pass
+# (the tunable and the sysfs files raise no event).
+KNOBS=$(cfg knobs <<'EOF'
+apiVersion: roced/v1
+kind: NodeConfig
+reconcile: {interval: 3s}
+interfaces:
+  - match: {netdev: eth0}
+    qos:
+      pfc: {priorities: [3]}
+      buffers:
+        priority_to_buffer: [0, 0, 0, 1, 0, 0, 0, 0]
+        size_bytes: [196608, 327680, 0, 0, 0, 0, 0, 0]
+      pfc_prevention: {timeout_ms: 500}
+      dcqcn:
+        cnp_dscp: 46
+        cnp_802p_prio: 5
+        min_time_between_cnps: 8
+        rpg_time_reset: 600
+        rpg_ai_rate: 10
+        rate_reduce_monitor_period: 8
+EOF
+)

@@ -1,0 +1,185 @@
+// Fault localization for the fleet mesh (issue 14): from what the agents
+// saw probing each other over a window, which component is to blame: an
+// RNIC (its host), a ToR, a ToR's uplinks, the path between two ToRs, the
+// fabric between ToRs, or the whole fleet, and whether only one class of
+// traffic (a probe size, a DSCP) suffers.
+//
+// The method is an explain-away search over the topology, scored by the
+// likelihood of the losses seen:
+//  - Each candidate component has a scope: the probes whose path crosses
+//    it. A host: every probe it sent or answered. A ToR: every probe with
+//    an end under it. A ToR's uplinks: the probes between one of its hosts
+//    and a host under another ToR. A ToR pair: the probes between the two.
+//    The fabric: every probe between two ToRs. The fleet: every probe.
+//    Each is also taken restricted to one probe size or one DSCP.
+//  - A scope that lost k of n probes scores the log-likelihood ratio (in
+//    nats) of "this scope loses at k/n" against "it loses at the baseline
+//    rate", the binomial LLR. Losses concentrated in a small scope score
+//    higher than the same losses diluted in a larger one that contains
+//    it, so a dead RNIC is named rather than its ToR; a ToR that drops
+//    everything outscores each of its hosts, which hold only part of its
+//    losses; a scope restricted to a class outscores the unrestricted one
+//    only when the losses are confined to that class.
+//  - The best candidate above the thresholds becomes a suspect; its
+//    scope's probes are set aside (explained), and the search repeats on
+//    the rest until nothing significant is left. Several faults at once
+//    are found one after another.
+// Ties (equal scopes, as a host's uplinks and the ToR pair in a fleet of
+// two ToRs) go to the narrower kind in SuspectKind's order, and to no
+// class over a class.
+//
+// What it cannot tell: which of a ToR's uplinks, or which spine, carries
+// a fault (the hosts do not see ECMP's choice of path; the suspect says
+// "uplinks" and "fabric", and the flow labels that lost are the lead for a
+// traceroute); an RNIC from the host it sits in.
+//
+// Pure: no I/O, no clock. Observations holds at most kMaxWindows windows
+// (each caller-supplied window costs 32 bytes), so what a caller sends
+// bounds the memory; Localize's work is linear in the windows times
+// (max_suspects + 1) passes. Not thread-safe for concurrent Add; Localize
+// only reads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mesh/pinglist.h"
+
+namespace roced::mesh {
+
+// At most this many windows are kept; Add refuses more.
+inline constexpr size_t kMaxWindows = size_t{1} << 24;
+// Distinct probe sizes and DSCPs that get class-restricted candidates;
+// windows of further ones count in the unrestricted scopes only.
+inline constexpr size_t kMaxClassValues = 8;
+
+// What one agent saw probing one peer with one class of probe over the
+// window: probes sent and probes lost (no answer within the deadline).
+struct PathWindow {
+  std::string prober;  // Member::name of the agent that probed
+  std::string target;  // Member::name of the peer
+  uint32_t size_bytes = 0;
+  uint32_t dscp = 0;
+  uint64_t sent = 0;
+  uint64_t lost = 0;  // at most sent
+};
+
+// The membership indexed once, and the windows to localize over.
+class Observations {
+ public:
+  explicit Observations(std::vector<Member> members);
+
+  // Adds one window. INVALID_ARGUMENT for lost > sent or a DSCP over 63;
+  // NOT_FOUND for a prober or target that is not a member, or both the
+  // same; RESOURCE_EXHAUSTED beyond kMaxWindows. Nothing is kept on error.
+  absl::Status Add(const PathWindow& window);
+  // The same by index into members() (bench/mesh_sim adds millions).
+  absl::Status Add(uint32_t prober, uint32_t target, uint32_t size_bytes, uint32_t dscp, uint64_t sent,
+                   uint64_t lost);
+
+  const std::vector<Member>& members() const { return members_; }
+  size_t windows() const { return units_.size(); }
+  uint32_t tor_of(uint32_t member) const { return tor_of_[member]; }
+  const std::vector<std::string>& tors() const { return tor_names_; }
+  std::optional<uint32_t> index_of(std::string_view name) const;
+
+  // Internal form, for Localize and TorMatrix.
+  struct Unit {
+    uint32_t prober, target;
+    uint8_t size_class, dscp_class;  // index into sizes()/dscps(), or kNoClass
+    uint64_t sent, lost;
+  };
+  static constexpr uint8_t kNoClass = 0xff;
+  const std::vector<Unit>& units() const { return units_; }
+  const std::vector<uint32_t>& sizes() const { return sizes_; }
+  const std::vector<uint32_t>& dscps() const { return dscps_; }
+
+ private:
+  std::vector<Member> members_;
+  absl::flat_hash_map<std::string, uint32_t> index_;
+  std::vector<uint32_t> tor_of_;
+  std::vector<std::string> tor_names_;
+  std::vector<uint32_t> sizes_, dscps_;
+  std::vector<Unit> units_;
+};
+
+// In order of preference when two candidates score the same.
+enum class SuspectKind {
+  kHost,       // an RNIC, or the host it sits in
+  kTorPair,    // the path between two ToRs
+  kTor,        // a ToR switch: its hosts' links and its uplinks
+  kTorUplink,  // a ToR's uplinks towards the spines
+  kFabric,     // paths between ToRs, fleet-wide (a spine, the spine layer)
+  kFleet,      // everything (a class dropped everywhere)
+};
+const char* SuspectKindName(SuspectKind kind);
+
+struct Suspect {
+  SuspectKind kind = SuspectKind::kHost;
+  // The host or ToR name; "A<->B" for a ToR pair; empty for fabric/fleet.
+  std::string component;
+  // The class the losses are confined to, when they are.
+  std::optional<uint32_t> size_bytes;
+  std::optional<uint32_t> dscp;
+  uint64_t sent = 0;  // in the scope (and class), when it was chosen
+  uint64_t lost = 0;
+  double loss_ratio = 0;
+  double llr = 0;         // nats, against the baseline
+  double confidence = 0;  // llr / (llr + min_llr): 0.5 at the threshold
+  // How widely the losses spread over the scope's parts: peers (host),
+  // hosts (ToR), far ToRs (uplinks, fabric, fleet: ToR pairs), host pairs
+  // (ToR pair) that lost at least one probe, of those probed.
+  uint32_t parts_lossy = 0;
+  uint32_t parts_total = 0;
+  std::string evidence;  // one line, for people
+};
+
+struct LocalizeOptions {
+  // The loss rate of a healthy path. Pingmesh measured 1e-4 to 1e-5.
+  double baseline_loss = 1e-4;
+  // A suspect needs at least this LLR (nats; 20 is a chance of about
+  // 2e-9 under the baseline, small against the thousands of candidates
+  // a fleet has) ...
+  double min_llr = 20;
+  // ... a loss ratio at least this many times the baseline ...
+  double min_ratio = 5;
+  // ... and at least this many probes lost.
+  uint64_t min_lost = 3;
+  size_t max_suspects = 16;
+};
+// Allowed ranges, checked by Validate (errors name the field).
+inline constexpr double kMinBaselineLoss = 1e-9;
+inline constexpr double kMaxBaselineLoss = 0.1;
+inline constexpr size_t kMaxSuspectsLimit = 64;
+absl::Status Validate(const LocalizeOptions& options);
+
+struct Localization {
+  std::vector<Suspect> suspects;  // in the order found: most significant first
+  uint64_t sent = 0;              // over every window
+  uint64_t lost = 0;
+};
+
+// INVALID_ARGUMENT for bad options (naming the field); otherwise the
+// suspects, none when every scope is within the baseline.
+absl::StatusOr<Localization> Localize(const Observations& observations, const LocalizeOptions& options);
+
+// The ToR-by-ToR matrix `rocectl mesh` shows: per ordered (prober ToR,
+// target ToR) with data, probes sent and lost.
+struct TorCell {
+  uint32_t from = 0, to = 0;  // index into Observations::tors()
+  uint64_t sent = 0, lost = 0;
+};
+std::vector<TorCell> TorMatrix(const Observations& observations);
+
+// The binomial log-likelihood ratio of k losses in n probes at rate k/n
+// against rate p (nats; 0 when k/n <= p). Exposed for tests.
+double LossLlr(uint64_t k, uint64_t n, double p);
+
+}  // namespace roced::mesh

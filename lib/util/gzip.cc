@@ -1,0 +1,64 @@
+#include "util/gzip.h"
+
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace roced::util {
+
+GzipEncoder::GzipEncoder(int level) : level_(level) {
+  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+  ready_ = deflateInit2(&zs_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+}
+
+GzipEncoder::~GzipEncoder() {
+  if (ready_) deflateEnd(&zs_);
+}
+
+absl::Status GzipEncoder::Compress(std::string_view in, std::string* out) {
+  if (!ready_) return absl::InternalError("zlib: deflateInit2 failed");
+  if (deflateReset(&zs_) != Z_OK) return absl::InternalError("zlib: deflateReset failed");
+  out->resize(deflateBound(&zs_, in.size()));
+  zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs_.avail_in = static_cast<uInt>(in.size());
+  zs_.next_out = reinterpret_cast<Bytef*>(out->data());
+  zs_.avail_out = static_cast<uInt>(out->size());
+  // deflateBound is enough for one Z_FINISH call to end the stream.
+  const int rc = deflate(&zs_, Z_FINISH);
+  if (rc != Z_STREAM_END) {
+    out->clear();
+    return absl::InternalError(absl::StrCat("zlib: deflate returned ", rc));
+  }
+  out->resize(zs_.total_out);
+  return absl::OkStatus();
+}
+
+bool AcceptsGzip(const char* accept_encoding) {
+  if (accept_encoding == nullptr) return false;
+  bool gzip_listed = false, gzip_ok = false, star_ok = false;
+  for (absl::string_view item : absl::StrSplit(accept_encoding, ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(item, ';');
+    absl::string_view coding = absl::StripAsciiWhitespace(parts[0]);
+    double q = 1;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      absl::string_view p = absl::StripAsciiWhitespace(parts[i]);
+      if (absl::ConsumePrefix(&p, "q=") || absl::ConsumePrefix(&p, "Q=")) {
+        if (!absl::SimpleAtod(p, &q)) q = 0;
+      }
+    }
+    if (absl::EqualsIgnoreCase(coding, "gzip") || absl::EqualsIgnoreCase(coding, "x-gzip")) {
+      gzip_listed = true;
+      gzip_ok = q > 0;
+    } else if (coding == "*") {
+      star_ok = q > 0;
+    }
+  }
+  return gzip_listed ? gzip_ok : star_ok;
+}
+
+}  // namespace roced::util

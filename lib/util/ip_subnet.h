@@ -1,0 +1,32 @@
+// IP subnets from an address and a prefix length, for deciding which
+// addresses share a link. Pure and thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace roced::util {
+
+struct IpSubnet {
+  bool ipv6 = false;
+  uint32_t prefix_len = 0;
+  std::array<uint8_t, 16> network{};  // host bits cleared; IPv4 in the first 4 bytes
+
+  bool Contains(const std::string& ip) const;
+  // "10.0.0.0/24", "fd00::/64".
+  std::string ToString() const;
+  bool operator<(const IpSubnet& o) const;
+  bool operator==(const IpSubnet& o) const;
+};
+
+// The subnet `ip`/`prefix_len` lies in; nullopt for a malformed address or
+// a prefix beyond 32 (IPv4) or 128 (IPv6).
+std::optional<IpSubnet> SubnetOf(const std::string& ip, uint32_t prefix_len);
+
+// The address part of "host:port" or "[v6]:port" when it is an IP literal;
+// nullopt for a host name.
+std::optional<std::string> IpOfHostPort(const std::string& host_port);
+
+}  // namespace roced::util

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `rocectl diagnose --checks link_flaps` on a real carrier: node1's data link
+# is cut and restored twice (QEMU set_link: the guest kernel sees carrier
+# down and up, four carrier changes). The agent, polling carrier_changes
+# every second, reports eth0 with the count it saw and the kernel's total;
+# before the flaps it reports nothing.
+source "$(dirname "$0")/reconcile_lib.sh"
+rec_on_cleanup "\"$LAB\" restore $REC_NODE"
+
+findings() { rctl -o json diagnose --checks link_flaps || fail "diagnose exited $?"; }
+expect_eq "link_flaps findings before any flap" 0 "$(json_get "$(findings)" "len(j.get('findings', []))")"
+
+before=$(lx "$REC_NODE" cat /sys/class/net/eth0/carrier_changes)
+for i in 1 2; do
+  "$LAB" cut "$REC_NODE"
+  sleep 1.5  # the agent polls once a second
+  "$LAB" restore "$REC_NODE"
+  sleep 1.5
+done
+after=$(lx "$REC_NODE" cat /sys/class/net/eth0/carrier_changes)
+expect_eq "carrier changes the kernel counted" 4 "$((after - before))"
+
+# The agent's gRPC port is on the cut link: wait until it answers again.
+for _ in $(seq 30); do out=$(rctl -o json diagnose --checks link_flaps 2>/dev/null) && break; sleep 1; done
+[[ -n ${out:-} ]] || fail "the agent did not answer after the link came back"
+"$PY" - "$out" "$after" <<'PY' || fail "link_flaps findings are not the expected ones (above)"
+import json, sys
+f = json.loads(sys.argv[1]).get("findings", [])
+for x in f:
+    print(f"  {x['severity']} {x['check']} {x['object']}: {x['summary']}")
+assert len(f) == 1 and f[0]["check"] == "link_flaps" and f[0]["object"] == "eth0", f
+assert f[0]["severity"] == "SEVERITY_WARNING"
+assert f[0]["summary"].startswith("4 carrier changes in the last 6h (last at "), f[0]["summary"]
+assert f"the kernel counts {sys.argv[2]} carrier changes" in f[0]["detail"], f[0]["detail"]
+PY
+pass "4 carrier changes from two cut/restore cycles reported for eth0 (kernel total $after)"

@@ -1,0 +1,319 @@
+// Mesh fault localization: over the windows a fleet's agents would report
+// (their real pinglists, probes of four classes, losses drawn from a
+// seeded generator), each kind of fault is named as the component it is,
+// not a neighbour of it; a healthy fleet gives no suspect; several faults
+// at once are each found; bad input is refused naming the field.
+#include "mesh/localize.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <iterator>
+#include <random>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace roced::mesh {
+namespace {
+
+using ::testing::HasSubstr;
+
+// `tors` ToRs of `hosts` members each, one pod: host "t2-h3" under "tor-2".
+std::vector<Member> Fleet(int tors, int hosts) {
+  std::vector<Member> out;
+  for (int t = 0; t < tors; ++t) {
+    for (int h = 0; h < hosts; ++h) {
+      out.push_back({absl::StrCat("t", t, "-h", h), absl::StrCat("10.0.", t, ".", h, ":7471"),
+                     absl::StrCat("tor-", t), "pod0"});
+    }
+  }
+  return out;
+}
+
+struct ProbeClass {
+  uint32_t size, dscp;
+};
+// Sizes rotated at RoCE's DSCP and at the default class.
+constexpr ProbeClass kClasses[] = {{64, 26}, {1024, 26}, {4096, 26}, {64, 0}, {1024, 0}, {4096, 0}};
+
+// The chance that one probe from `prober` to `target` of class c is lost,
+// and the ECMP path it takes (0 or 1: two spines).
+using LossModel = std::function<double(const Member& prober, const Member& target, ProbeClass c, int spine)>;
+
+double Healthy(const Member&, const Member&, ProbeClass, int) { return 1e-5; }
+
+// Every agent's windows over `seconds` at the default rates (10/s to each
+// ToR mate, 1/s across), split evenly over the classes and the two
+// spines, losses drawn per (pair, class, spine) from a seeded binomial.
+Observations Observe(const std::vector<Member>& fleet, const LossModel& loss, int seconds = 30,
+                     uint32_t seed = 1) {
+  Observations obs(fleet);
+  std::mt19937_64 rng(seed);
+  for (uint32_t p = 0; p < fleet.size(); ++p) {
+    absl::StatusOr<Pinglist> list = ComputePinglist(fleet[p].name, fleet, {});
+    EXPECT_TRUE(list.ok()) << list.status();
+    for (const PinglistEntry& e : list->entries) {
+      const uint32_t t = *obs.index_of(e.peer);
+      const uint64_t per_class =
+          (e.scope == PeerScope::kSameTor ? 10u : 1u) * static_cast<uint64_t>(seconds) / std::size(kClasses);
+      for (ProbeClass c : kClasses) {
+        uint64_t lost = 0;
+        for (int spine = 0; spine < 2; ++spine) {
+          std::binomial_distribution<uint64_t> draw(per_class / 2, loss(fleet[p], fleet[t], c, spine));
+          lost += draw(rng);
+        }
+        EXPECT_TRUE(obs.Add(p, t, c.size, c.dscp, per_class / 2 * 2, lost).ok());
+      }
+    }
+  }
+  return obs;
+}
+
+Localization LocalizeAll(const Observations& obs) {
+  absl::StatusOr<Localization> l = Localize(obs, {});
+  EXPECT_TRUE(l.ok()) << l.status();
+  return l.ok() ? *l : Localization{};
+}
+
+std::string Describe(const Localization& l) {
+  std::string out;
+  for (const Suspect& s : l.suspects) {
+    absl::StrAppend(&out, SuspectKindName(s.kind), " ", s.component, ": ", s.evidence, "\n");
+  }
+  return out;
+}
+
+bool Under(const Member& m, const std::string& tor) { return m.tor == tor; }
+
+TEST(Localize, AHealthyFleetHasNoSuspect) {
+  const auto fleet = Fleet(8, 8);
+  Observations obs = Observe(fleet, Healthy);
+  Localization l = LocalizeAll(obs);
+  EXPECT_TRUE(l.suspects.empty()) << Describe(l);
+  EXPECT_GT(l.sent, 100000u);
+}
+
+TEST(Localize, ADeadRnicIsNamedAsItsHostNotItsTor) {
+  const auto fleet = Fleet(8, 8);
+  const std::string dead = "t3-h5";
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int) {
+    return a.name == dead || b.name == dead ? 1.0 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  const Suspect& s = l.suspects[0];
+  EXPECT_EQ(s.kind, SuspectKind::kHost);
+  EXPECT_EQ(s.component, dead);
+  EXPECT_FALSE(s.size_bytes.has_value());
+  EXPECT_FALSE(s.dscp.has_value());
+  EXPECT_EQ(s.lost, s.sent);
+  EXPECT_EQ(s.parts_lossy, s.parts_total);
+  EXPECT_GT(s.confidence, 0.99);
+  EXPECT_THAT(s.evidence, HasSubstr("peers losing"));
+}
+
+// R-Pingmesh's open case: with two hosts under a ToR, one dead RNIC makes
+// half of that ToR's probes fail. The other host's probes across ToRs
+// still answer, so the host is named, not the ToR.
+TEST(Localize, ADeadRnicUnderAToRWithTwoHostsIsNamedAsTheHost) {
+  const auto fleet = Fleet(6, 2);
+  const std::string dead = "t2-h1";
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int) {
+    return a.name == dead || b.name == dead ? 1.0 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(l.suspects[0].component, dead);
+}
+
+TEST(Localize, AOnePercentLossyRnicIsNamedAsItsHost) {
+  const auto fleet = Fleet(8, 8);
+  const std::string lossy = "t1-h2";
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int) {
+    return a.name == lossy || b.name == lossy ? 0.01 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(l.suspects[0].component, lossy);
+  EXPECT_NEAR(l.suspects[0].loss_ratio, 0.01, 0.005);
+}
+
+TEST(Localize, AToRThatIsDownIsNamedOnceNotAsEachOfItsHosts) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int) {
+    return Under(a, "tor-4") || Under(b, "tor-4") ? 1.0 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kTor);
+  EXPECT_EQ(l.suspects[0].component, "tor-4");
+  EXPECT_EQ(l.suspects[0].parts_lossy, 8u);
+}
+
+// Loss on one of a ToR's two uplinks: its hosts reach each other, and
+// half of their probes across ToRs cross the lossy link.
+TEST(Localize, LossOnOneUplinkOfAToRIsNamedAsThatToRsUplinks) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int spine) {
+    const bool crosses = a.tor != b.tor && (Under(a, "tor-6") || Under(b, "tor-6"));
+    return crosses && spine == 1 ? 0.05 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kTorUplink);
+  EXPECT_EQ(l.suspects[0].component, "tor-6");
+  EXPECT_EQ(l.suspects[0].parts_total, 7u);  // the other ToRs
+}
+
+// A spine that silently drops frames over 1 KiB: only the 4 KiB probes,
+// on half the paths between ToRs, everywhere.
+TEST(Localize, ASpineDroppingLargeFramesIsNamedAsTheFabricForThatSize) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass c, int spine) {
+    return a.tor != b.tor && spine == 0 && c.size > 1024 ? 1.0 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  const Suspect& s = l.suspects[0];
+  EXPECT_EQ(s.kind, SuspectKind::kFabric);
+  ASSERT_TRUE(s.size_bytes.has_value());
+  EXPECT_EQ(*s.size_bytes, 4096u);
+  EXPECT_NEAR(s.loss_ratio, 0.5, 0.1);
+  EXPECT_THAT(s.evidence, HasSubstr("probes of 4096 B"));
+}
+
+TEST(Localize, ADscpDroppedEverywhereIsNamedAsThatClassFleetWide) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member&, const Member&, ProbeClass c, int) {
+    return c.dscp == 26 ? 1.0 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kFleet);
+  ASSERT_TRUE(l.suspects[0].dscp.has_value());
+  EXPECT_EQ(*l.suspects[0].dscp, 26u);
+}
+
+TEST(Localize, ThreeFaultsAtOnceAreEachFoundAndNothingElse) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int spine) {
+    if (a.name == "t0-h0" || b.name == "t0-h0") return 1.0;
+    if (Under(a, "tor-5") || Under(b, "tor-5")) return 1.0;
+    if (a.tor != b.tor && (Under(a, "tor-2") || Under(b, "tor-2")) && spine == 0) return 0.1;
+    return 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 3u) << Describe(l);
+  std::set<std::string> named;
+  for (const Suspect& s : l.suspects) named.insert(absl::StrCat(SuspectKindName(s.kind), " ", s.component));
+  EXPECT_THAT(named, ::testing::UnorderedElementsAre("host t0-h0", "tor tor-5", "tor_uplinks tor-2"));
+}
+
+// Two faults in the fabric at once, on different spines: the fabric as a
+// whole scores highest, but it is a mixture; each class is named.
+TEST(Localize, ADscpDropAndALargeFrameDropOnTwoSpinesAreEachNamed) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass c, int spine) {
+    if (a.tor == b.tor) return 1e-5;
+    if (spine == 0 && c.dscp == 26) return 1.0;
+    if (spine == 1 && c.size > 1024) return 1.0;
+    return 1e-5;
+  }, 60));
+  ASSERT_EQ(l.suspects.size(), 2u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kFabric);
+  EXPECT_EQ(l.suspects[1].kind, SuspectKind::kFabric);
+  std::set<std::string> classes;
+  for (const Suspect& s : l.suspects) {
+    classes.insert(s.dscp.has_value() ? absl::StrCat("dscp ", *s.dscp)
+                                      : absl::StrCat("size ", s.size_bytes.value_or(0)));
+  }
+  EXPECT_THAT(classes, ::testing::UnorderedElementsAre("dscp 26", "size 4096")) << Describe(l);
+}
+
+// A ToR down and a spine dropping large frames: the fleet scores highest
+// as one scope, and is split into the two.
+TEST(Localize, AToRDownAndASpineFaultAreNamedSeparatelyNotAsTheFleet) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass c, int spine) {
+    if (Under(a, "tor-1") || Under(b, "tor-1")) return 1.0;
+    if (a.tor != b.tor && spine == 1 && c.size > 1024) return 1.0;
+    return 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 2u) << Describe(l);
+  std::set<std::string> named;
+  for (const Suspect& s : l.suspects) {
+    named.insert(absl::StrCat(SuspectKindName(s.kind), " ", s.component, " ", s.size_bytes.value_or(0)));
+  }
+  EXPECT_THAT(named, ::testing::UnorderedElementsAre("tor tor-1 0", "fabric  4096")) << Describe(l);
+}
+
+// With two ToRs a ToR's uplinks, the other's and the path between them
+// are one scope: the narrowest name, the pair, is given.
+TEST(Localize, WithTwoToRsAnUplinkFaultIsNamedAsTheToRPair) {
+  const auto fleet = Fleet(2, 4);
+  Localization l = LocalizeAll(Observe(fleet, [&](const Member& a, const Member& b, ProbeClass, int) {
+    return a.tor != b.tor ? 0.2 : 1e-5;
+  }));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kTorPair);
+  EXPECT_EQ(l.suspects[0].component, "tor-0<->tor-1");
+}
+
+TEST(LossLlr, IsTheBinomialLogLikelihoodRatio) {
+  EXPECT_NEAR(LossLlr(10, 10, 0.1), 10 * std::log(10.0), 1e-9);
+  // 5 of 100 against 1%: 5 ln 5 + 95 ln(0.95/0.99).
+  EXPECT_NEAR(LossLlr(5, 100, 0.01), 5 * std::log(5.0) + 95 * std::log(0.95 / 0.99), 1e-9);
+  EXPECT_EQ(LossLlr(1, 1000, 0.01), 0);  // below the baseline
+  EXPECT_EQ(LossLlr(0, 1000, 0.01), 0);
+  EXPECT_EQ(LossLlr(0, 0, 0.01), 0);
+}
+
+TEST(Observations, RefusesWhatCannotBeAWindowNamingTheField) {
+  Observations obs(Fleet(2, 2));
+  EXPECT_THAT(obs.Add({"t0-h0", "t1-h0", 64, 26, 10, 11}).message(), HasSubstr("lost: 11 is more than sent (10)"));
+  EXPECT_THAT(obs.Add({"t0-h0", "t1-h0", 64, 64, 10, 1}).message(), HasSubstr("dscp: 64 is not in [0, 63]"));
+  EXPECT_EQ(obs.Add({"nobody", "t1-h0", 64, 26, 10, 1}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(obs.Add({"t0-h0", "t0-h0", 64, 26, 10, 1}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(obs.windows(), 0u);
+  EXPECT_TRUE(obs.Add({"t0-h0", "t1-h0", 64, 26, 10, 1}).ok());
+  EXPECT_EQ(obs.windows(), 1u);
+}
+
+TEST(Observations, ClassesBeyondTheCapCountOnlyUnrestricted) {
+  Observations obs(Fleet(2, 2));
+  for (uint32_t size = 1; size <= kMaxClassValues + 3; ++size) {
+    ASSERT_TRUE(obs.Add({"t0-h0", "t1-h0", size, 0, 10, 0}).ok());
+  }
+  EXPECT_EQ(obs.sizes().size(), kMaxClassValues);
+  EXPECT_EQ(obs.units().back().size_class, Observations::kNoClass);
+}
+
+TEST(LocalizeOptions, OutOfRangeNamesTheFieldAndTheRange) {
+  Observations obs(Fleet(2, 2));
+  LocalizeOptions o;
+  o.baseline_loss = 0.5;
+  EXPECT_THAT(Localize(obs, o).status().message(), HasSubstr("baseline_loss: 0.5 is not in [1e-09, 0.1]"));
+  o = {};
+  o.max_suspects = 0;
+  EXPECT_THAT(Localize(obs, o).status().message(), HasSubstr("max_suspects: 0 is not in [1, 64]"));
+  o = {};
+  o.min_ratio = 0.5;
+  EXPECT_THAT(Localize(obs, o).status().message(), HasSubstr("min_ratio"));
+}
+
+TEST(TorMatrix, SumsEachOrderedToRPair) {
+  Observations obs(Fleet(2, 2));
+  ASSERT_TRUE(obs.Add({"t0-h0", "t1-h0", 64, 26, 10, 1}).ok());
+  ASSERT_TRUE(obs.Add({"t0-h1", "t1-h1", 64, 26, 20, 2}).ok());
+  ASSERT_TRUE(obs.Add({"t1-h0", "t0-h0", 64, 26, 5, 0}).ok());
+  ASSERT_TRUE(obs.Add({"t0-h0", "t0-h1", 64, 26, 7, 0}).ok());
+  std::vector<TorCell> m = TorMatrix(obs);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(obs.tors()[m[0].from], "tor-0");
+  EXPECT_EQ(obs.tors()[m[0].to], "tor-0");
+  EXPECT_EQ(m[0].sent, 7u);
+  EXPECT_EQ(obs.tors()[m[1].to], "tor-1");
+  EXPECT_EQ(m[1].sent, 30u);
+  EXPECT_EQ(m[1].lost, 3u);
+  EXPECT_EQ(m[2].sent, 5u);
+}
+
+}  // namespace
+}  // namespace roced::mesh
