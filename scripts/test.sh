@@ -80,7 +80,19 @@ step "release build and all tests ($labels)"
 build build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG"
 ctest --test-dir build -L 'unit|e2e' -LE timers --output-on-failure -j"$JOBS"
-ctest --test-dir build -L timers --output-on-failure
+ctest --test-dir build -L timers --output-on-failure --repeat until-pass:2
+# Lab tests boot TCG guests (no KVM here) on a 2-core machine: one emulated
+# instruction stream per guest, so a step that takes 1 s on a quiet host can
+# take 10 on a noisy one. Each lab test is retried once; a test that fails
+# twice fails the run, and every first failure is listed at the end (with its
+# output above) so a flaky test shows in the log instead of hiding.
 if [ "$lab" = 1 ]; then
-  ctest --test-dir build -L lab --output-on-failure
+  lab_log=$(mktemp)
+  lab_rc=0
+  ctest --test-dir build -L lab --output-on-failure --repeat until-pass:2 2>&1 \
+    | tee "$lab_log" || lab_rc=$?
+  step "lab test runs that failed (a test listed once passed on its retry)"
+  grep -E 'Test +#[0-9]+: .*\*\*\*' "$lab_log" || echo "none"
+  rm -f "$lab_log"
+  exit "$lab_rc"
 fi
