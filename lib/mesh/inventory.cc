@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "util/ip_subnet.h"
 
 namespace roced::mesh {
 namespace {
@@ -50,22 +51,9 @@ absl::Status CheckField(size_t line, size_t column, std::string_view value) {
 
 // host:port with a port in [1, 65535]; an IPv6 host in brackets.
 absl::Status CheckAddress(size_t line, std::string_view value) {
-  const size_t colon = value.rfind(':');
-  std::string_view host = colon == std::string_view::npos ? std::string_view() : value.substr(0, colon);
-  const std::string_view port = colon == std::string_view::npos ? std::string_view() : value.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  } else if (host.find_first_of("[]:") != std::string_view::npos) {
-    host = std::string_view();  // an IPv6 host must be in brackets
-  }
-  uint32_t number = 0;
-  const bool digits = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string_view::npos;
-  for (size_t i = 0; digits && i < port.size(); ++i) number = number * 10 + static_cast<uint32_t>(port[i] - '0');
-  if (host.empty() || !digits || number < 1 || number > 65535) {
-    return Refuse(line, 1,
-                  absl::StrCat("'", std::string(value), "' is not host:port with a port in [1, 65535] (IPv6: [host]:port)"));
-  }
-  return absl::OkStatus();
+  if (util::IsHostPort(value)) return absl::OkStatus();
+  return Refuse(line, 1,
+                absl::StrCat("'", std::string(value), "' is not host:port with a port in [1, 65535] (IPv6: [host]:port)"));
 }
 
 // One line's member, its fields checked.

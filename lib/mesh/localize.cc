@@ -358,7 +358,6 @@ bool Within(const Observations& obs, const std::vector<uint64_t>& pair_keys, con
   return d.kind == c.kind && d.index == c.index;
 }
 
-
 // Several faults at once can make a broad scope score highest: the fleet
 // holding a dead ToR and a spine's drops, the fabric holding one spine's
 // DSCP drop and another's large-frame drop. Such a scope is a mixture: a

@@ -21,6 +21,7 @@
 #include "model/probe_limits.h"
 #include "util/escape.h"
 #include "util/fs.h"
+#include "util/ip_subnet.h"
 #include "util/proto_time.h"
 
 namespace roced::model {
@@ -167,15 +168,6 @@ bool IsPciAddress(const std::string& s) {
     if (!absl::ascii_isxdigit(s[i])) return false;
   }
   return true;
-}
-
-bool IsHostPort(const std::string& s) {
-  size_t colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  std::string host = s.substr(0, colon);
-  if (host.front() == '[' && host.back() != ']') return false;
-  uint32_t port;
-  return absl::SimpleAtoi(s.substr(colon + 1), &port) && port >= 1 && port <= 65535;
 }
 
 // What one entry of an eight-entry qos list stands for.
@@ -509,10 +501,10 @@ void ValidatePeer(Checker& c, const std::string& path, const roced::v1::ProbePee
                                          " is listed twice"));
   }
   if (!c.Length(path + ".address", peer.address(), pl::kMaxPeerAddressLength, "address")) return;
-  if (!IsHostPort(peer.address())) {
+  if (!util::IsHostPort(peer.address())) {
     c.Error(path + ".address",
             absl::StrCat(util::Quoted(peer.address()),
-                         " is not host:port (port 1-65535), e.g. 10.0.0.12:7471"));
+                         " is not host:port (port 1-65535; IPv6 in brackets), e.g. 10.0.0.12:7471"));
   }
 }
 

@@ -11,6 +11,7 @@
 #include "model/probe_limits.h"
 #include "model/validate.h"
 #include "probe/reason.h"
+#include "util/ip_subnet.h"
 #include "util/proto_time.h"
 
 namespace roced::probe {
@@ -30,13 +31,6 @@ namespace {
 namespace pl = model::probe_limits;
 using util::FromProto;
 
-bool IsHostPort(const std::string& s) {
-  size_t colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 >= s.size()) return false;
-  uint32_t port = 0;
-  return absl::SimpleAtoi(s.substr(colon + 1), &port) && port > 0 && port < 65536;
-}
-
 // The peer's name and address: a probes.peers entry, else a host:port.
 absl::Status ResolvePeer(const roced::v1::RunProbeRequest& request,
                          const roced::v1::ProbeConfig& pc, ProbeParams* p) {
@@ -48,7 +42,7 @@ absl::Status ResolvePeer(const roced::v1::RunProbeRequest& request,
     }
   }
   if (!p->address.empty()) return absl::OkStatus();
-  if (!IsHostPort(request.peer())) {
+  if (!util::IsHostPort(request.peer())) {
     std::vector<std::string> names;
     for (const auto& peer : pc.peers()) names.push_back(peer.name());
     return absl::NotFoundError(absl::StrCat(

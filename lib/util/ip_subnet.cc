@@ -72,4 +72,27 @@ std::optional<std::string> IpOfHostPort(const std::string& host_port) {
   return host;
 }
 
+bool IsHostPort(std::string_view s) {
+  const size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  std::string_view host = s.substr(0, colon);
+  const std::string_view port = s.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (host.find_first_of("[]") != std::string_view::npos) return false;
+  } else if (host.find_first_of("[]:") != std::string_view::npos) {
+    return false;  // an IPv6 host must be in brackets
+  }
+  if (host.empty() || port.empty() || port.size() > 5) return false;
+  for (const char c : host) {
+    if (c <= ' ' || c > '~') return false;  // printable ASCII only
+  }
+  uint32_t number = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9') return false;
+    number = number * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return number >= 1 && number <= 65535;
+}
+
 }  // namespace roced::util

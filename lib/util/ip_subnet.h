@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace roced::util {
 
@@ -28,5 +29,12 @@ std::optional<IpSubnet> SubnetOf(const std::string& ip, uint32_t prefix_len);
 // The address part of "host:port" or "[v6]:port" when it is an IP literal;
 // nullopt for a host name.
 std::optional<std::string> IpOfHostPort(const std::string& host_port);
+
+// Whether `s` is host:port as roced's gRPC addresses are written: a host
+// name or IPv4 address of printable ASCII without ':', '[' or ']', or an IPv6 address in
+// brackets ("[fd00::2]:7471"); then ':' and a port of 1-5 decimal digits in
+// [1, 65535] (no sign, no spaces). The one check for config peers, RunProbe
+// targets and inventory files.
+bool IsHostPort(std::string_view s);
 
 }  // namespace roced::util

@@ -196,6 +196,22 @@ TEST(IpSubnet, AddressesAndHostPorts) {
   EXPECT_FALSE(util::IpOfHostPort("node2:7471").has_value());
 }
 
+// The one host:port check behind config peers, RunProbe targets and
+// inventory files: each case here was accepted by at least one of the three
+// checks it replaced, or refused by one and accepted by another.
+TEST(IpSubnet, IsHostPort) {
+  for (const char* good : {"10.0.0.12:7471", "node2:1", "node2.pod-a.svc:65535", "[fd00::2]:7471",
+                           "[::1]:443", "n:0080"}) {
+    EXPECT_TRUE(util::IsHostPort(good)) << good;
+  }
+  for (const char* bad : {"", ":7471", "node2", "node2:", "node2:0", "node2:65536", "node2:+80",
+                          "node2:-1", "node2: 80", "node2:80 ", "node2:123456", "node2:8o",
+                          "fd00::2:7471", "fd00::2", "[fd00::2]", "[fd00::2:7471", "fd00::2]:7471",
+                          "[]:7471", "[[::1]]:7471", "no de:1", "x\x1b[2J:1", "caf\xc3\xa9:1", "a\tb:1"}) {
+    EXPECT_FALSE(util::IsHostPort(bad)) << bad;
+  }
+}
+
 // Each test in a fresh network namespace (its own neighbour tables,
 // addresses and /proc/sys/net) with the veth pair nb0/nb1 up.
 class NetnsHostTest : public ::testing::Test {

@@ -134,7 +134,7 @@ TEST(ResolveParams, APeerIsAConfiguredNameOrAHostPort) {
             "unknown peer 'node9': not in probes.peers (node2) and not a host:port address");
   p = ResolveParams(Request("node9"), roced::v1::ProbeConfig());
   EXPECT_THAT(p.status().message(), HasSubstr("(none configured)"));
-  for (const char* bad : {"host:", ":7471", "host:0", "host:65536", "host:x"}) {
+  for (const char* bad : {"host:", ":7471", "host:0", "host:65536", "host:x", "host:+80", "fd00::2:7471"}) {
     EXPECT_EQ(ResolveParams(Request(bad), Config()).status().code(), absl::StatusCode::kNotFound)
         << bad;
   }
