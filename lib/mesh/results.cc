@@ -1,0 +1,197 @@
+#include "mesh/results.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace roced::mesh {
+namespace {
+
+// splitmix64's finaliser: the reservoir's fixed-seed choice of which kept
+// sample a new one replaces.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The nearest-rank quantile q of weighted samples sorted by value.
+int64_t Quantile(const std::vector<std::pair<uint32_t, double>>& sorted, double total, double q) {
+  const double rank = q * total;
+  double cumulative = 0;
+  for (const auto& [value, weight] : sorted) {
+    cumulative += weight;
+    if (cumulative >= rank) return value;
+  }
+  return sorted.back().first;
+}
+
+}  // namespace
+
+absl::StatusOr<ResultWindows> ResultWindows::Create(const ResultWindowOptions& options) {
+  if (options.window < kMinResultWindow || options.window > kMaxResultWindow) {
+    return absl::InvalidArgumentError(absl::StrCat("window: ", absl::FormatDuration(options.window),
+                                                   " is out of range; allowed 1s to 1h"));
+  }
+  if (options.slots < 1 || options.slots > kMaxResultSlots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("slots: ", options.slots, " is out of range; allowed 1-", kMaxResultSlots));
+  }
+  if (options.window / options.slots < absl::Milliseconds(100)) {
+    return absl::InvalidArgumentError(absl::StrCat("slots: ", options.slots, " slots of a ",
+                                                   absl::FormatDuration(options.window),
+                                                   " window are shorter than 100ms each"));
+  }
+  if (options.max_keys < 1 || options.max_keys > kMaxResultKeys) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_keys: ", options.max_keys, " is out of range; allowed 1-", kMaxResultKeys));
+  }
+  if (options.max_samples_per_slot < 1 || options.max_samples_per_slot > kMaxSamplesPerSlot) {
+    return absl::InvalidArgumentError(absl::StrCat("max_samples_per_slot: ", options.max_samples_per_slot,
+                                                   " is out of range; allowed 1-", kMaxSamplesPerSlot));
+  }
+  return ResultWindows(options);
+}
+
+ResultWindows::ResultWindows(const ResultWindowOptions& options)
+    : options_(options), slot_ns_(absl::ToInt64Nanoseconds(options.window / options.slots)) {}
+
+absl::Status ResultWindows::Record(const ProbeOutcome& outcome) {
+  if (outcome.peer.empty()) return absl::InvalidArgumentError("peer: empty");
+  if (outcome.dscp > 63) {
+    return absl::InvalidArgumentError(absl::StrCat("dscp: ", outcome.dscp, " is out of range; allowed 0-63"));
+  }
+  if (outcome.sent_ns < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("sent_ns: ", outcome.sent_ns, " is negative"));
+  }
+  if (outcome.answered && outcome.rtt_ns < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("rtt_ns: ", outcome.rtt_ns, " is negative"));
+  }
+  Key key(std::string(outcome.peer), outcome.size_bytes, outcome.dscp);
+  auto it = series_.find(key);
+  if (it == series_.end()) {
+    if (series_.size() >= options_.max_keys) {
+      return absl::ResourceExhaustedError(absl::StrCat("mesh results: ", series_.size(),
+                                                       " series (peer, size, DSCP) kept, the most allowed"));
+    }
+    it = series_.emplace(std::move(key), Series{}).first;
+    it->second.slots.resize(options_.slots);
+  }
+  const int64_t epoch = outcome.sent_ns / slot_ns_;
+  Slot& slot = it->second.slots[static_cast<size_t>(epoch % options_.slots)];
+  if (epoch < slot.epoch) {
+    ++late_;
+    return absl::OkStatus();
+  }
+  if (epoch > slot.epoch) {  // the ring comes round: reuse the slot (and its samples' memory)
+    slot.epoch = epoch;
+    slot.sent = slot.lost = slot.answered = 0;
+    slot.rtt_ns.clear();
+  }
+  ++slot.sent;
+  if (outcome.answered) {
+    ++slot.answered;
+    Sample(slot, outcome.rtt_ns);
+    return absl::OkStatus();
+  }
+  ++slot.lost;
+  auto& labels = it->second.lost_labels;
+  labels.emplace_back(epoch, outcome.flow_label);
+  if (labels.size() > kLostFlowLabels) labels.erase(labels.begin());
+  return absl::OkStatus();
+}
+
+void ResultWindows::Sample(Slot& slot, int64_t rtt_ns) const {
+  const uint32_t value = static_cast<uint32_t>(
+      std::min<int64_t>(rtt_ns, std::numeric_limits<uint32_t>::max()));
+  if (slot.rtt_ns.size() < options_.max_samples_per_slot) {
+    slot.rtt_ns.push_back(value);
+    return;
+  }
+  // Reservoir sampling: the n-th answer replaces a kept one with
+  // probability cap/n, so the kept ones stay a uniform sample.
+  const uint64_t n = slot.answered;
+  const uint64_t j = Mix(static_cast<uint64_t>(slot.epoch) * 0x100000001b3ULL ^ n) % n;
+  if (j < slot.rtt_ns.size()) slot.rtt_ns[j] = value;
+}
+
+bool ResultWindows::InWindow(int64_t epoch, int64_t now_epoch) const {
+  return epoch >= 0 && epoch <= now_epoch && epoch > now_epoch - static_cast<int64_t>(options_.slots);
+}
+
+SeriesWindow ResultWindows::Summarize(const Key& key, const Series& series, int64_t now_epoch) const {
+  SeriesWindow out;
+  out.peer = std::get<0>(key);
+  out.size_bytes = std::get<1>(key);
+  out.dscp = std::get<2>(key);
+  std::vector<std::pair<uint32_t, double>> samples;
+  double total = 0;
+  for (const Slot& slot : series.slots) {
+    if (!InWindow(slot.epoch, now_epoch)) continue;
+    out.sent += slot.sent;
+    out.lost += slot.lost;
+    if (slot.rtt_ns.empty()) continue;
+    // Each kept sample stands for its share of the slot's answers.
+    const double weight = static_cast<double>(slot.answered) / static_cast<double>(slot.rtt_ns.size());
+    for (uint32_t v : slot.rtt_ns) samples.emplace_back(v, weight);
+    total += static_cast<double>(slot.answered);
+  }
+  if (out.sent > 0) out.loss_ratio = static_cast<double>(out.lost) / static_cast<double>(out.sent);
+  if (!samples.empty()) {
+    std::sort(samples.begin(), samples.end());
+    out.p50_ns = Quantile(samples, total, 0.50);
+    out.p99_ns = Quantile(samples, total, 0.99);
+  }
+  for (auto it = series.lost_labels.rbegin(); it != series.lost_labels.rend(); ++it) {
+    if (InWindow(it->first, now_epoch)) out.lost_flow_labels.push_back(it->second);
+  }
+  return out;
+}
+
+std::vector<SeriesWindow> ResultWindows::Snapshot(int64_t now_ns) const {
+  const int64_t now_epoch = now_ns / slot_ns_;
+  std::vector<std::pair<const Key*, const Series*>> live;
+  for (const auto& [key, series] : series_) {
+    for (const Slot& slot : series.slots) {
+      if (InWindow(slot.epoch, now_epoch) && slot.sent > 0) {
+        live.emplace_back(&key, &series);
+        break;
+      }
+    }
+  }
+  std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::vector<SeriesWindow> out;
+  out.reserve(live.size());
+  for (const auto& [key, series] : live) out.push_back(Summarize(*key, *series, now_epoch));
+  return out;
+}
+
+size_t ResultWindows::Expire(int64_t now_ns) {
+  const int64_t now_epoch = now_ns / slot_ns_;
+  return absl::erase_if(series_, [&](const auto& entry) {
+    for (const Slot& slot : entry.second.slots) {
+      if (slot.epoch > now_epoch - static_cast<int64_t>(options_.slots)) return false;
+    }
+    return true;
+  });
+}
+
+size_t ResultWindows::Forget(std::string_view peer) {
+  return absl::erase_if(series_, [&](const auto& entry) { return std::get<0>(entry.first) == peer; });
+}
+
+std::vector<PathWindow> ToPathWindows(std::string_view prober, const std::vector<SeriesWindow>& snapshot) {
+  std::vector<PathWindow> out;
+  out.reserve(snapshot.size());
+  for (const SeriesWindow& s : snapshot) {
+    out.push_back(PathWindow{.prober = std::string(prober), .target = s.peer, .size_bytes = s.size_bytes,
+                             .dscp = s.dscp, .sent = s.sent, .lost = s.lost});
+  }
+  return out;
+}
+
+}  // namespace roced::mesh

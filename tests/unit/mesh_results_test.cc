@@ -1,0 +1,217 @@
+// The mesh's per-peer result windows: loss and round-trip quantiles exact
+// over what the window holds, slots leaving the window whole, the bounds
+// refusing what would not fit, and sampled slots weighted by what they
+// stand for.
+#include "mesh/results.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "mesh/pinglist.h"
+
+namespace roced::mesh {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kUs = 1000;
+constexpr int64_t kS = 1000 * 1000 * 1000;
+
+ResultWindows Make(ResultWindowOptions options = {}) {
+  absl::StatusOr<ResultWindows> w = ResultWindows::Create(options);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *std::move(w);
+}
+
+ProbeOutcome Answered(std::string_view peer, int64_t sent_ns, int64_t rtt_ns, uint32_t size = 64) {
+  return ProbeOutcome{.peer = peer, .size_bytes = size, .dscp = 26, .sent_ns = sent_ns, .answered = true,
+                      .rtt_ns = rtt_ns, .flow_label = 0};
+}
+
+ProbeOutcome Lost(std::string_view peer, int64_t sent_ns, uint32_t flow_label) {
+  return ProbeOutcome{.peer = peer, .size_bytes = 64, .dscp = 26, .sent_ns = sent_ns, .answered = false,
+                      .rtt_ns = 0, .flow_label = flow_label};
+}
+
+TEST(MeshResults, LossAndQuantilesOverTheWindow) {
+  ResultWindows w = Make();
+  // 100 answers of 1..100 us and 5 losses over 50 s (five slots).
+  for (int i = 1; i <= 100; ++i) ASSERT_TRUE(w.Record(Answered("node2", i * kS / 2, i * kUs)).ok());
+  for (uint32_t label = 1; label <= 5; ++label) {
+    ASSERT_TRUE(w.Record(Lost("node2", static_cast<int64_t>(label) * 10 * kS, 49152 + label)).ok());
+  }
+  std::vector<SeriesWindow> snap = w.Snapshot(51 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  const SeriesWindow& s = snap[0];
+  EXPECT_EQ(s.peer, "node2");
+  EXPECT_EQ(s.size_bytes, 64u);
+  EXPECT_EQ(s.dscp, 26u);
+  EXPECT_EQ(s.sent, 105u);
+  EXPECT_EQ(s.lost, 5u);
+  EXPECT_DOUBLE_EQ(s.loss_ratio, 5.0 / 105.0);
+  EXPECT_EQ(s.p50_ns, 50 * kUs);
+  EXPECT_EQ(s.p99_ns, 99 * kUs);
+  EXPECT_THAT(s.lost_flow_labels, ElementsAre(49157, 49156, 49155, 49154, 49153));
+}
+
+TEST(MeshResults, SlotsLeaveTheWindowWholeAndExpireFreesTheSeries) {
+  ResultWindows w = Make();  // 60 s of six 10 s slots
+  ASSERT_TRUE(w.Record(Lost("node2", 1 * kS, 7)).ok());            // slot [0, 10)
+  ASSERT_TRUE(w.Record(Answered("node2", 35 * kS, 20 * kUs)).ok());  // slot [30, 40)
+  std::vector<SeriesWindow> snap = w.Snapshot(59 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 2u);
+  EXPECT_EQ(snap[0].lost, 1u);
+  EXPECT_THAT(snap[0].lost_flow_labels, ElementsAre(7));
+
+  snap = w.Snapshot(60 * kS);  // the window is now [10, 70): the loss left it
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 1u);
+  EXPECT_EQ(snap[0].lost, 0u);
+  EXPECT_TRUE(snap[0].lost_flow_labels.empty());
+  EXPECT_EQ(snap[0].p50_ns, 20 * kUs);
+
+  EXPECT_EQ(w.Expire(89 * kS), 0u);  // [30, 40) is still in [30, 90)
+  EXPECT_TRUE(w.Snapshot(100 * kS).empty());
+  EXPECT_EQ(w.Expire(100 * kS), 1u);
+  EXPECT_EQ(w.series(), 0u);
+}
+
+TEST(MeshResults, TheRingReusesASlotAndDropsWhatComesTooLate) {
+  ResultWindows w = Make();
+  ASSERT_TRUE(w.Record(Lost("node2", 5 * kS, 1)).ok());    // epoch 0, ring slot 0
+  ASSERT_TRUE(w.Record(Answered("node2", 65 * kS, 9 * kUs)).ok());  // epoch 6 takes ring slot 0
+  ASSERT_TRUE(w.Record(Lost("node2", 6 * kS, 2)).ok());    // epoch 0 again: too late
+  EXPECT_EQ(w.late(), 1u);
+  std::vector<SeriesWindow> snap = w.Snapshot(66 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 1u);
+  EXPECT_EQ(snap[0].lost, 0u);
+}
+
+TEST(MeshResults, SeriesAreSortedByPeerSizeAndDscp) {
+  ResultWindows w = Make();
+  ASSERT_TRUE(w.Record(Answered("node3", kS, kUs, 64)).ok());
+  ASSERT_TRUE(w.Record(Answered("node2", kS, kUs, 4096)).ok());
+  ASSERT_TRUE(w.Record(Answered("node2", kS, kUs, 1024)).ok());
+  ProbeOutcome other_class = Answered("node2", kS, kUs, 1024);
+  other_class.dscp = 0;
+  ASSERT_TRUE(w.Record(other_class).ok());
+  std::vector<std::string> order;
+  for (const SeriesWindow& s : w.Snapshot(2 * kS)) {
+    order.push_back(s.peer + "/" + std::to_string(s.size_bytes) + "/" + std::to_string(s.dscp));
+  }
+  EXPECT_THAT(order, ElementsAre("node2/1024/0", "node2/1024/26", "node2/4096/26", "node3/64/26"));
+}
+
+TEST(MeshResults, SeriesBeyondTheBoundAreRefusedAndForgetFreesThem) {
+  ResultWindows w = Make({.max_keys = 2});
+  ASSERT_TRUE(w.Record(Answered("node2", kS, kUs)).ok());
+  ASSERT_TRUE(w.Record(Answered("node3", kS, kUs)).ok());
+  absl::Status s = w.Record(Answered("node4", kS, kUs));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("2 series (peer, size, DSCP) kept"));
+  EXPECT_TRUE(w.Record(Answered("node2", 2 * kS, kUs)).ok());  // a known series still counts
+  EXPECT_EQ(w.Forget("node2"), 1u);
+  EXPECT_TRUE(w.Record(Answered("node4", kS, kUs)).ok());
+  EXPECT_EQ(w.series(), 2u);
+}
+
+TEST(MeshResults, BadOutcomesAreRefusedNamingTheFieldAndKeepNothing) {
+  ResultWindows w = Make();
+  ProbeOutcome bad = Answered("node2", kS, kUs);
+  bad.dscp = 64;
+  EXPECT_EQ(w.Record(bad).message(), "dscp: 64 is out of range; allowed 0-63");
+  EXPECT_EQ(w.Record(Answered("", kS, kUs)).message(), "peer: empty");
+  EXPECT_EQ(w.Record(Answered("node2", -1, kUs)).message(), "sent_ns: -1 is negative");
+  EXPECT_EQ(w.Record(Answered("node2", kS, -5)).message(), "rtt_ns: -5 is negative");
+  EXPECT_EQ(w.series(), 0u);
+}
+
+TEST(MeshResults, OptionsOutOfRangeAreRefusedNamingTheField) {
+  auto error = [](ResultWindowOptions o) { return std::string(ResultWindows::Create(o).status().message()); };
+  EXPECT_EQ(error({.window = absl::ZeroDuration()}), "window: 0 is out of range; allowed 1s to 1h");
+  EXPECT_EQ(error({.window = absl::Hours(2)}), "window: 2h is out of range; allowed 1s to 1h");
+  EXPECT_EQ(error({.slots = 0}), "slots: 0 is out of range; allowed 1-60");
+  EXPECT_EQ(error({.window = absl::Seconds(1), .slots = 20}),
+            "slots: 20 slots of a 1s window are shorter than 100ms each");
+  EXPECT_EQ(error({.max_keys = 0}), "max_keys: 0 is out of range; allowed 1-65536");
+  EXPECT_EQ(error({.max_samples_per_slot = 5000}), "max_samples_per_slot: 5000 is out of range; allowed 1-4096");
+}
+
+// A slot past its sample bound keeps a uniform sample whose quantiles stay
+// close, and a sampled slot weighs by the answers it stands for, not by the
+// samples it kept.
+TEST(MeshResults, SampledSlotsKeepQuantilesAndWeighByTheirAnswers) {
+  ResultWindows w = Make({.max_samples_per_slot = 64});
+  // 10,000 answers in one slot, 0..999 us in a scrambled order.
+  for (int i = 0; i < 10000; ++i) {
+    const int64_t us = (i * 7919) % 1000;
+    ASSERT_TRUE(w.Record(Answered("node2", kS + i, us * kUs)).ok());
+  }
+  std::vector<SeriesWindow> snap = w.Snapshot(2 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(snap[0].p50_ns), 500.0 * kUs, 150.0 * kUs);
+  EXPECT_GE(snap[0].p99_ns, 900 * kUs);
+
+  // Slot A: 1,000 answers of 10 us (kept: 64). Slot B: 100 of 1 ms (all
+  // kept). Of the 1,100 answers 91% took 10 us, so p50 is 10 us; counted
+  // by kept samples (64 against 100) it would be 1 ms.
+  ResultWindows weighted = Make({.max_samples_per_slot = 64});
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(weighted.Record(Answered("node2", kS + i, 10 * kUs)).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(weighted.Record(Answered("node2", 11 * kS + i, 1000 * kUs)).ok());
+  snap = weighted.Snapshot(12 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].p50_ns, 10 * kUs);
+  EXPECT_EQ(snap[0].p99_ns, 1000 * kUs);
+}
+
+// From probes to a suspect through the real pieces: every agent of two ToRs
+// of four probes its pinglist for a minute at the default rates (10/s to a
+// ToR mate, 1/s across) rotating three sizes; each agent's windows go to
+// the localizer, which names the one host whose RNIC answers nothing.
+TEST(MeshResults, SnapshotsOfAFleetLocalizeADeadRnic) {
+  std::vector<Member> fleet;
+  for (int t = 0; t < 2; ++t) {
+    for (int h = 0; h < 4; ++h) {
+      fleet.push_back({absl::StrCat("t", t, "-h", h), absl::StrCat("10.0.", t, ".", h, ":7471"),
+                       absl::StrCat("tor-", t), ""});
+    }
+  }
+  const std::string dead = "t1-h2";
+  Observations obs(fleet);
+  constexpr uint32_t kSizes[] = {64, 1024, 4096};
+  for (const Member& prober : fleet) {
+    absl::StatusOr<Pinglist> list = ComputePinglist(prober.name, fleet, {});
+    ASSERT_TRUE(list.ok()) << list.status();
+    ResultWindows w = Make();
+    for (const PinglistEntry& e : list->entries) {
+      const int per_second = e.scope == PeerScope::kSameTor ? 10 : 1;
+      for (int i = 0; i < 60 * per_second; ++i) {
+        const int64_t sent = 1 * kS + i * kS / per_second;
+        const bool lost = prober.name == dead || e.peer == dead;
+        ProbeOutcome o = lost ? Lost(e.peer, sent, 49152 + static_cast<uint32_t>(i % 16))
+                              : Answered(e.peer, sent, 8 * kUs);
+        o.size_bytes = kSizes[i % 3];
+        ASSERT_TRUE(w.Record(o).ok());
+      }
+    }
+    for (const PathWindow& pw : ToPathWindows(prober.name, w.Snapshot(61 * kS))) {
+      ASSERT_TRUE(obs.Add(pw).ok());
+    }
+  }
+  absl::StatusOr<Localization> got = Localize(obs, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->suspects.size(), 1u);
+  EXPECT_EQ(got->suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(got->suspects[0].component, dead);
+  EXPECT_FALSE(got->suspects[0].size_bytes.has_value());  // every size lost
+}
+
+}  // namespace
+}  // namespace roced::mesh
