@@ -61,7 +61,7 @@ if [ "$quick" = 0 ]; then
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
     sanitized_tests build-tsan
 
-  # Seven targets, 30 s each, two at a time: about 2 minutes plus the build.
+  # Eight targets, 30 s each, two at a time: about 2 minutes plus the build.
   # A finding fails the run; its input is left in build-fuzz/fuzz-artifacts/.
   # bench/fuzz.sh runs them for longer.
   step "libFuzzer targets (clang, ASan+UBSan, 30 s each)"

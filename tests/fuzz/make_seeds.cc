@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "agent/config_lifecycle.h"
 #include "agent/state_dir.h"
+#include "mesh/probe_packet.h"
 #include "model/validate.h"
 #include "util/fs.h"
 #include "util/proto_time.h"
@@ -158,6 +159,28 @@ void Accepted(const std::string& dir, const std::string& yaml, const std::string
   Write(dir + "/confirmed_grpc.json", *roced::agent::StateJson(confirmed));
 }
 
+// Mesh UD probes as the prober and the responder send them: a 64-byte
+// request and the reply to a 1 KiB one (stamps from the NIC on both sides).
+void ProbePackets(const std::string& dir) {
+  roced::mesh::ProbePacket request;
+  request.dscp = 26;
+  request.flow_label = 3;
+  request.sequence = 41;
+  request.prober_key = 0x5eed5eed5eed5eedULL;
+  request.t1_ns = 1795000000000000000ULL;
+  const auto small = roced::mesh::EncodeProbe(request);
+  request.size = 1024;
+  request.prober_nic_clock = true;
+  const auto reply = roced::mesh::EncodeProbe(
+      roced::mesh::ReplyTo(request, 5000000000ULL, 5000012000ULL, /*nic_clock=*/true));
+  if (!small.ok() || !reply.ok()) {
+    std::fprintf(stderr, "probe_packet seeds: %s\n", std::string((small.ok() ? reply : small).status().message()).c_str());
+    std::exit(1);
+  }
+  Write(dir + "/request_64", std::string(small->begin(), small->end()));
+  Write(dir + "/reply_1024", std::string(reply->begin(), reply->end()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,6 +199,7 @@ int main(int argc, char** argv) {
     Write(out + "/config_proto/" + Basename(argv[i]) + ".pb", config->SerializeAsString());
   }
   Netlink(out + "/netlink");
+  ProbePackets(out + "/probe_packet");
   Accepted(out + "/accepted_state", argv[3], argv[argc - 1], argv[2]);
   return 0;
 }

@@ -16,6 +16,7 @@
 #   hal_text        a selector byte (see hal_text_fuzz.cc) and a file of the
 #                   fixture sysfs tree, or an ethtool name / reply
 #   netlink         DCB replies and link notifications (roced_fuzz_seeds)
+#   probe_packet    a mesh UD request and a reply (roced_fuzz_seeds)
 #   lldp            LLDP frames from the lab's switch stand-in
 #                   (tests/lab/lib/lldp_switch.py --frame-out): IEEE, CEE,
 #                   a shutdown LLDPDU
@@ -30,7 +31,7 @@ OUT=$SRC/tests/fuzz/corpus
 FIX=$SRC/tests/fixtures
 # Inputs fuzzing found (regress-*, see tests/fuzz/README.md) stay.
 find "$OUT" -type f ! -name 'regress-*' -delete 2>/dev/null || true
-mkdir -p "$OUT"/{config_yaml,config_proto,accepted_state,apply_journal,hal_text,netlink,lldp}
+mkdir -p "$OUT"/{config_yaml,config_proto,accepted_state,apply_journal,hal_text,netlink,lldp,probe_packet}
 
 yamls=("$SRC/deploy/examples/lossless-prio3.yaml")
 cp "$SRC/deploy/examples/lossless-prio3.yaml" "$OUT/config_yaml/lossless-prio3.yaml"
