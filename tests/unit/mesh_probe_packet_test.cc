@@ -71,24 +71,24 @@ TEST(MeshProbePacket, CorruptedOrTruncatedMessagesAreRefused) {
   EXPECT_EQ(Message(DecodeProbe(std::span(good).first(1000))),
             "size: 1024 bytes stated, 1000 received (truncated or padded)");
   EXPECT_EQ(Message(DecodeProbe(std::span(good).first(63))), "probe: 63 bytes, shorter than its 64-byte header");
-  b = good;
-  b[0] = 'X';
-  EXPECT_EQ(Message(DecodeProbe(b)), "probe: not a roced mesh probe (magic)");
-  b = good;
-  b[4] = 2;
-  EXPECT_EQ(Message(DecodeProbe(b)), "version: 2 is not supported; allowed 1");
-  b = good;
-  b[5] = 3;
-  EXPECT_EQ(Message(DecodeProbe(b)), "type: 3 is not a probe type; allowed 1, 2");
-  b = good;
-  b[6] = 0x80;
-  EXPECT_EQ(Message(DecodeProbe(b)), "flags: 0x80 has unknown bits");
-  b = good;
-  b[7] = 64;
-  EXPECT_EQ(Message(DecodeProbe(b)), "dscp: 64 is out of range; allowed 0-63");
-  b = good;
-  b[60] = 1;
-  EXPECT_EQ(Message(DecodeProbe(b)), "reserved: byte 60 is not zero");
+  // One byte of the header changed at a time: offset, value, the refusal.
+  const struct {
+    size_t offset;
+    uint8_t value;
+    const char* error;
+  } kCases[] = {
+      {0, 'X', "probe: not a roced mesh probe (magic)"},
+      {4, 2, "version: 2 is not supported; allowed 1"},
+      {5, 3, "type: 3 is not a probe type; allowed 1, 2"},
+      {6, 0x80, "flags: 0x80 has unknown bits"},
+      {7, 64, "dscp: 64 is out of range; allowed 0-63"},
+      {60, 1, "reserved: byte 60 is not zero"},
+  };
+  for (const auto& c : kCases) {
+    b = good;
+    b[c.offset] = c.value;
+    EXPECT_EQ(Message(DecodeProbe(b)), c.error) << "offset " << c.offset;
+  }
 }
 
 TEST(MeshProbePacket, EncodeRefusesSizesAndDscpsOutOfRange) {
