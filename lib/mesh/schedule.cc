@@ -79,7 +79,10 @@ ScheduledProbe MeshSchedule::ProbeOf(const Peer& peer) const {
 
 void MeshSchedule::SetPinglist(const Pinglist& pinglist, int64_t now_ns) {
   absl::flat_hash_map<std::string, Peer> old;
-  for (Peer& p : peers_) old.emplace(p.name, std::move(p));
+  for (Peer& p : peers_) {
+    std::string name = p.name;
+    old.emplace(std::move(name), std::move(p));
+  }
   peers_.clear();
   queue_.clear();
   for (const PinglistEntry& e : pinglist.entries) {
