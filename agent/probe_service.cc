@@ -3,7 +3,9 @@
 #include "agent/probe_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "agent/agent.h"
 #include "agent/agent_service.h"
+#include "agent/describe.h"
 #include "roced/v1/state.pb.h"
 #include "util/escape.h"
 
@@ -13,6 +15,7 @@ namespace {
 constexpr char kOpenEndpoint[] = "/roced.v1.ProbePeer/OpenEndpoint";
 constexpr char kCloseEndpoint[] = "/roced.v1.ProbePeer/CloseEndpoint";
 constexpr char kPeerGetCounters[] = "/roced.v1.ProbePeer/GetCounters";
+constexpr char kDescribe[] = "/roced.v1.ProbePeer/Describe";
 constexpr char kRunProbe[] = "/roced.v1.Agent/RunProbe";
 constexpr char kListProbeResults[] = "/roced.v1.Agent/ListProbeResults";
 
@@ -49,6 +52,17 @@ grpc::Status ProbePeerService::GetCounters(grpc::ServerContext* context,
                                            roced::v1::GetCountersResponse* response) {
   return gate_->Serve(context, kPeerGetCounters,
                       [&](const Caller&, AuditNote*) { return ReadCounters(counters_, *request, response); });
+}
+
+grpc::Status ProbePeerService::Describe(grpc::ServerContext* context, const roced::v1::DescribeRequest*,
+                                        roced::v1::DescribeResponse* response) {
+  return gate_->Serve(context, kDescribe, [&](const Caller&, AuditNote*) {
+    if (agent_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent not ready");
+    std::vector<roced::v1::LldpNeighbor> neighbors;
+    if (lldp_ != nullptr) neighbors = lldp_->Neighbors();
+    *response = DescribeNode(agent_->State(), neighbors);
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status AgentService::RunProbe(grpc::ServerContext* context, const roced::v1::RunProbeRequest* request,

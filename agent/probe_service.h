@@ -5,6 +5,7 @@
 
 #include "agent/counters_runtime.h"
 #include "agent/gate.h"
+#include "agent/lldp_runtime.h"
 #include "agent/probe_runtime.h"
 #include "roced/v1/peer.grpc.pb.h"
 
@@ -17,6 +18,10 @@ class ProbePeerService final : public roced::v1::ProbePeer::Service {
   // Set before serving; must outlive serving.
   void set_runtime(ProbeRuntime* runtime) { runtime_ = runtime; }
   void set_counters(CountersRuntime* counters) { counters_ = counters; }
+  // Describe answers from the agent's state and the LLDP neighbours (null:
+  // no LLDP listener, the ToR is not known).
+  void set_agent(Agent* agent) { agent_ = agent; }
+  void set_lldp(LldpRuntime* lldp) { lldp_ = lldp; }
 
   grpc::Status OpenEndpoint(grpc::ServerContext* context,
                             const roced::v1::OpenEndpointRequest* request,
@@ -26,11 +31,15 @@ class ProbePeerService final : public roced::v1::ProbePeer::Service {
                              roced::v1::CloseEndpointResponse* response) override;
   grpc::Status GetCounters(grpc::ServerContext* context, const roced::v1::GetCountersRequest* request,
                            roced::v1::GetCountersResponse* response) override;
+  grpc::Status Describe(grpc::ServerContext* context, const roced::v1::DescribeRequest* request,
+                        roced::v1::DescribeResponse* response) override;
 
  private:
   Gate* gate_;
   ProbeRuntime* runtime_ = nullptr;
   CountersRuntime* counters_ = nullptr;
+  Agent* agent_ = nullptr;
+  LldpRuntime* lldp_ = nullptr;
 };
 
 }  // namespace roced::agent

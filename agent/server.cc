@@ -62,6 +62,8 @@ Server::Server(ServedParts parts, ServerOptions options)
   agent_service_.set_lldp(lldp_);
   peer_service_.set_runtime(probes_);
   peer_service_.set_counters(counters_);
+  peer_service_.set_agent(agent_);
+  peer_service_.set_lldp(lldp_);
 }
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }

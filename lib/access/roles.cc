@@ -76,6 +76,7 @@ const std::vector<MethodRule>& MethodRules() {
       {"/roced.v1.ProbePeer/OpenEndpoint", Role::kPeer, true},
       {"/roced.v1.ProbePeer/CloseEndpoint", Role::kPeer, false},
       {"/roced.v1.ProbePeer/GetCounters", Role::kPeer, false},
+      {"/roced.v1.ProbePeer/Describe", Role::kPeer, false},
   };
   return kRules;
 }

@@ -26,6 +26,8 @@ inline constexpr int kMaxPriorities = 8;
 // ets.priority_to_tc, ets.tc_bandwidth, ets.tsa: exactly one entry per
 // priority / traffic class.
 inline constexpr int kEtsEntries = 8;
+// mesh.tor, mesh.pod: a DNS name's length, as the mesh inventory allows.
+inline constexpr size_t kMaxMeshNameLength = 253;
 
 // Issues one validation (or one YAML decode) reports: enough to fix a config
 // by, few enough that the answer (and a log line quoting it) stays small.

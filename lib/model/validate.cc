@@ -533,6 +533,23 @@ void ValidateProbes(Checker& c, const roced::v1::ProbeConfig& pr) {
 }
 
 // reconcile.interval and the PFC watchdog's timings.
+// mesh.tor and mesh.pod: names an inventory line can hold (printable
+// ASCII, no spaces), when set.
+void ValidateMesh(Checker& c, const roced::v1::MeshConfig& mesh) {
+  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"mesh.tor", &mesh.tor()},
+                                     {"mesh.pod", &mesh.pod()}}) {
+    if (!c.Length(field, *value, cl::kMaxMeshNameLength, "the name")) continue;
+    for (size_t i = 0; i < value->size(); ++i) {
+      const unsigned char ch = static_cast<unsigned char>((*value)[i]);
+      if (ch < 0x21 || ch > 0x7e) {
+        c.Error(field, absl::StrCat(util::Quoted(*value), " has byte 0x", absl::Hex(ch, absl::kZeroPad2),
+                                    " at offset ", i, "; allowed printable ASCII without spaces (0x21-0x7e)"));
+        break;
+      }
+    }
+  }
+}
+
 void ValidateTimers(Checker& c, const roced::v1::NodeConfig& config) {
   if (config.has_reconcile() && config.reconcile().has_interval()) {
     c.DurationRange("reconcile.interval", config.reconcile().interval(), absl::Seconds(1), absl::Hours(1));
@@ -606,6 +623,7 @@ void ValidateConfig(const roced::v1::NodeConfig& config, const SourceMap* positi
   }
   ValidateHugepages(c, config);
   if (config.has_probes()) ValidateProbes(c, config.probes());
+  ValidateMesh(c, config.mesh());
   ValidateTimers(c, config);
   c.Finish();
 }

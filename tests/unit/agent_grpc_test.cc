@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "agent/agent.h"
+#include "agent/describe.h"
 #include "agent/event_bus.h"
 #include "agent/server.h"
 #include "composed_agent.h"
@@ -157,6 +158,30 @@ TEST_F(AgentServerTest, ProbeRpcsAreServedAndCheckTheirInput) {
   Deadline(&ctx);
   roced::v1::OpenEndpointResponse resp;
   EXPECT_EQ(peer->OpenEndpoint(&ctx, {}, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// ProbePeer.Describe over gRPC: the node as GetState shows it, through
+// DescribeNode (tested on its own in agent_parts_test); the fixture's mlx5
+// ports have RoCE v2 GIDs of IPv4 addresses, and no switch is heard.
+TEST_F(AgentServerTest, DescribeSaysWhoTheNodeIsFromItsState) {
+  auto peer = roced::v1::ProbePeer::NewStub(
+      grpc::CreateChannel(TcpTarget(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  Deadline(&ctx);
+  roced::v1::DescribeResponse got;
+  grpc::Status s = peer->Describe(&ctx, {}, &got);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  auto stub = Stub(TcpTarget());
+  grpc::ClientContext ctx2;
+  Deadline(&ctx2);
+  roced::v1::NodeState state;
+  ASSERT_TRUE(stub->GetState(&ctx2, {}, &state).ok());
+  EXPECT_FALSE(got.node_name().empty());
+  EXPECT_EQ(got.node_name(), state.hostname());
+  EXPECT_EQ(got.version(), state.agent().version());
+  EXPECT_GE(got.endpoints_size(), 1);
+  EXPECT_EQ(got.SerializeAsString(), DescribeNode(state, {}).SerializeAsString());
+  EXPECT_EQ(got.tor(), "");
 }
 
 TEST_F(AgentServerTest, ApplyConfigOverGrpcMapsValidationToInvalidArgument) {

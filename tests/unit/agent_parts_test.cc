@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 
 #include "agent/config_lifecycle.h"
+#include "agent/describe.h"
 #include "agent/discovery.h"
 #include "agent/published_state.h"
 #include "agent/restore_queue.h"
@@ -343,6 +344,89 @@ TEST(StateDir, CheckWritableCreatesTheDirectoryOrNamesIt) {
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("cannot create " + dir + "/file/state"));
   std::filesystem::remove_all(dir);
+}
+
+// Describe: each Ethernet port's lowest-index RoCE v2 GID of an IPv4
+// address (InfiniBand ports and ports without one left out), by device and
+// port; the ToR from the first RoCE netdev by name that hears a switch
+// (the system name, else the chassis ID; a neighbour on another netdev
+// does not count).
+TEST(DescribeNode, EndpointsAndTheTorFromLldp) {
+  roced::v1::NodeState state;
+  state.set_hostname("node7");
+  state.mutable_agent()->set_version("1.2.3");
+  auto add_gid = [](roced::v1::Port* p, uint32_t index, roced::v1::GidType type, const std::string& ip) {
+    roced::v1::Gid* g = p->add_gids();
+    g->set_index(index);
+    g->set_type(type);
+    g->set_ip_address(ip);
+    g->set_gid("gid-" + std::to_string(index));
+  };
+  roced::v1::RdmaDevice* mlx = state.add_devices();
+  mlx->set_name("mlx5_1");
+  roced::v1::Port* p = mlx->add_ports();
+  p->set_number(1);
+  p->set_link_layer("Ethernet");
+  p->set_netdev("eth1");
+  p->set_active_mtu(4096);
+  add_gid(p, 0, roced::v1::GID_TYPE_ROCE_V1, "10.0.0.7");
+  add_gid(p, 1, roced::v1::GID_TYPE_ROCE_V2, "fe80::1");
+  add_gid(p, 3, roced::v1::GID_TYPE_ROCE_V2, "10.0.1.7");
+  add_gid(p, 2, roced::v1::GID_TYPE_ROCE_V2, "10.0.0.7");
+  roced::v1::RdmaDevice* ib = state.add_devices();
+  ib->set_name("mlx5_0");
+  p = ib->add_ports();
+  p->set_number(1);
+  p->set_link_layer("InfiniBand");
+  add_gid(p, 0, roced::v1::GID_TYPE_ROCE_V2, "10.9.9.9");
+  roced::v1::RdmaDevice* rxe = state.add_devices();
+  rxe->set_name("rxe0");
+  p = rxe->add_ports();
+  p->set_number(1);
+  p->set_link_layer("Ethernet");
+  p->set_netdev("eth0");
+  add_gid(p, 0, roced::v1::GID_TYPE_ROCE_V1, "10.0.2.7");
+
+  std::vector<roced::v1::LldpNeighbor> neighbors(3);
+  neighbors[0].set_netdev("eth9");  // not a RoCE netdev
+  neighbors[0].set_system_name("mgmt-switch");
+  neighbors[1].set_netdev("eth1");
+  neighbors[1].set_system_name("tor-b");
+  neighbors[2].set_netdev("eth0");
+  neighbors[2].set_chassis_id("00:11:22:33:44:55");  // no system name
+
+  roced::v1::DescribeResponse d = DescribeNode(state, neighbors);
+  EXPECT_EQ(d.node_name(), "node7");
+  EXPECT_EQ(d.version(), "1.2.3");
+  ASSERT_EQ(d.endpoints_size(), 1);
+  EXPECT_EQ(d.endpoints(0).device(), "mlx5_1");
+  EXPECT_EQ(d.endpoints(0).port(), 1u);
+  EXPECT_EQ(d.endpoints(0).netdev(), "eth1");
+  EXPECT_EQ(d.endpoints(0).gid(), "gid-2");
+  EXPECT_EQ(d.endpoints(0).gid_index(), 2u);
+  EXPECT_EQ(d.endpoints(0).ip_address(), "10.0.0.7");
+  EXPECT_EQ(d.endpoints(0).active_mtu(), 4096u);
+  EXPECT_EQ(d.endpoints(0).ud_qpn(), 0u);
+  EXPECT_EQ(d.tor(), "00:11:22:33:44:55");
+  EXPECT_EQ(d.tor_source(), "lldp:eth0");
+
+  neighbors.erase(neighbors.begin() + 2);
+  d = DescribeNode(state, neighbors);
+  EXPECT_EQ(d.tor(), "tor-b");
+  EXPECT_EQ(d.tor_source(), "lldp:eth1");
+  d = DescribeNode(state, {neighbors[0]});
+  EXPECT_EQ(d.tor(), "");
+  EXPECT_EQ(d.tor_source(), "");
+  EXPECT_EQ(d.pod(), "");
+
+  // The config's names win over what LLDP says.
+  state.mutable_config()->mutable_desired()->mutable_mesh()->set_tor("rack12-tor");
+  state.mutable_config()->mutable_desired()->mutable_mesh()->set_pod("pod-3");
+  d = DescribeNode(state, neighbors);
+  EXPECT_EQ(d.tor(), "rack12-tor");
+  EXPECT_EQ(d.tor_source(), "config");
+  EXPECT_EQ(d.pod(), "pod-3");
+  EXPECT_EQ(d.endpoints_size(), 1);
 }
 
 }  // namespace
