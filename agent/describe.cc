@@ -5,18 +5,17 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "probe/params.h"
 
 namespace roced::agent {
 namespace {
-
-bool IsIpv4(const std::string& ip) { return !ip.empty() && ip.find(':') == std::string::npos; }
 
 // The port's RoCE v2 GID for an IPv4 address with the lowest index; null
 // when it has none.
 const roced::v1::Gid* RoceV2Ipv4Gid(const roced::v1::Port& port) {
   const roced::v1::Gid* best = nullptr;
   for (const roced::v1::Gid& g : port.gids()) {
-    if (g.type() != roced::v1::GID_TYPE_ROCE_V2 || !IsIpv4(g.ip_address())) continue;
+    if (!probe::IsRoceV2Ipv4Gid(g)) continue;
     if (best == nullptr || g.index() < best->index()) best = &g;
   }
   return best;

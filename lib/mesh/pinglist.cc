@@ -69,12 +69,13 @@ uint64_t RendezvousWeight(std::string_view key, std::string_view member) {
   h *= 0x100000001b3ULL;
   mix_in(member);
   // FNV's low bits are weak for short inputs: finish with splitmix64's mixer.
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  h ^= h >> 31;
-  return h;
+  return SplitMix64Finalize(h);
+}
+
+uint64_t SplitMix64Finalize(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 absl::Status Validate(const PinglistOptions& options) {

@@ -95,4 +95,8 @@ std::string TorKey(const Member& m);
 // mix; not absl::Hash, which is seeded per process).
 uint64_t RendezvousWeight(std::string_view key, std::string_view member);
 
+// splitmix64's finaliser, a bijective 64-bit mix: RendezvousWeight's last
+// step, and the fixed-seed choices of lib/mesh/results' reservoir.
+uint64_t SplitMix64Finalize(uint64_t x);
+
 }  // namespace roced::mesh

@@ -10,14 +10,9 @@
 namespace roced::mesh {
 namespace {
 
-// splitmix64's finaliser: the reservoir's fixed-seed choice of which kept
+// One splitmix64 step: the reservoir's fixed-seed choice of which kept
 // sample a new one replaces.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+uint64_t Mix(uint64_t x) { return SplitMix64Finalize(x + 0x9e3779b97f4a7c15ULL); }
 
 // The nearest-rank quantile q of weighted samples sorted by value.
 int64_t Quantile(const std::vector<std::pair<uint32_t, double>>& sorted, double total, double q) {

@@ -118,9 +118,7 @@ absl::Status ResolveBandwidth(const roced::v1::RunProbeRequest& request,
 bool Probeable(const roced::v1::Port& port) {
   if (port.state() != roced::v1::PORT_STATE_ACTIVE || port.link_layer() != "Ethernet") return false;
   for (const auto& gid : port.gids()) {
-    if (gid.type() == roced::v1::GID_TYPE_ROCE_V2 && absl::StrContains(gid.ip_address(), '.')) {
-      return true;
-    }
+    if (IsRoceV2Ipv4Gid(gid)) return true;
   }
   return false;
 }
@@ -239,6 +237,10 @@ const char* ProbeKindName(roced::v1::ProbeKind kind) {
     case roced::v1::PROBE_KIND_BANDWIDTH: return "bandwidth";
     default: return "unspecified";
   }
+}
+
+bool IsRoceV2Ipv4Gid(const roced::v1::Gid& gid) {
+  return gid.type() == roced::v1::GID_TYPE_ROCE_V2 && absl::StrContains(gid.ip_address(), '.');
 }
 
 }  // namespace roced::probe

@@ -85,6 +85,10 @@ uint32_t MaxConcurrent(const roced::v1::ProbeConfig& config);
 // FAILED_PRECONDITION with reason device_unavailable when there is none.
 absl::StatusOr<LocalPort> ResolveLocalPort(const roced::v1::NodeState& state);
 
+// Whether `gid` is a RoCE v2 GID of an IPv4 address: what a probe (RC or
+// the mesh's) addresses a port by.
+bool IsRoceV2Ipv4Gid(const roced::v1::Gid& gid);
+
 // The responder's checks of an OpenEndpoint request (kind, queue pair
 // count and fields, size, traffic class): INVALID_ARGUMENT saying which.
 absl::Status ValidateOpenRequest(const roced::v1::OpenEndpointRequest& request);
