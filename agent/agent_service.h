@@ -15,6 +15,8 @@
 
 namespace roced::agent {
 
+class MeshRuntime;
+
 class AgentService final : public roced::v1::Agent::Service {
  public:
   // Both must outlive serving.
@@ -28,6 +30,8 @@ class AgentService final : public roced::v1::Agent::Service {
   // from; set before serving, must outlive serving.
   void set_probes(ProbeRuntime* probes) { probes_ = probes; }
   void set_lldp(LldpRuntime* lldp) { lldp_ = lldp; }
+  // Where ListMeshResults reads from (null: the mesh is off).
+  void set_mesh(MeshRuntime* mesh) { mesh_ = mesh; }
 
   grpc::Status GetState(grpc::ServerContext* context, const roced::v1::GetStateRequest* request,
                         roced::v1::NodeState* response) override;
@@ -49,6 +53,10 @@ class AgentService final : public roced::v1::Agent::Service {
   grpc::Status ListProbeResults(grpc::ServerContext* context,
                                 const roced::v1::ListProbeResultsRequest* request,
                                 roced::v1::ListProbeResultsResponse* response) override;
+  // What the mesh's probes saw (probe_service.cc); FAILED_PRECONDITION
+  // when the mesh is off.
+  grpc::Status ListMeshResults(grpc::ServerContext* context, const roced::v1::ListMeshResultsRequest* request,
+                               roced::v1::ListMeshResultsResponse* response) override;
   // The checks of lib/diagnose over the agent's inputs and the probe
   // summaries; INVALID_ARGUMENT for an unknown check name.
   grpc::Status Diagnose(grpc::ServerContext* context, const roced::v1::DiagnoseRequest* request,
@@ -65,6 +73,7 @@ class AgentService final : public roced::v1::Agent::Service {
   CountersRuntime* counters_ = nullptr;
   ProbeRuntime* probes_ = nullptr;
   LldpRuntime* lldp_ = nullptr;
+  MeshRuntime* mesh_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };
 

@@ -65,6 +65,12 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
   p->AddString("state-dir", &f->state_dir, "DIR",
                "Directory for the agent's persistent state (accepted desired config and its "
                "generation).");
+  p->AddString("mesh-inventory", &f->mesh_inventory, "FILE",
+               "Run the fleet mesh: probe the peers this node's pinglist picks from the members "
+               "listed in FILE (one a line: NAME ADDRESS [TOR [POD]]; read again when it changes) "
+               "over UD queue pairs, answer their probes, and serve ListMeshResults and the "
+               "roced_mesh_* metrics. This node is the member named as its hostname. Empty "
+               "(default): no mesh.");
   p->AddString("sysfs-root", &f->sysfs_root, "DIR",
                "Root of sysfs. Point it at a fixture tree to run without hardware; libibverbs is "
                "used only when this is /sys.");

@@ -29,6 +29,7 @@ struct Flags {
   std::string configfs_root = "/sys/kernel/config";
   std::string debugfs_root = "/sys/kernel/debug";
   std::string log_level = "info";
+  std::string mesh_inventory;
   absl::Duration discovery_interval = absl::Seconds(60);
   bool check_config = false;
   bool version = false;

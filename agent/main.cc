@@ -14,6 +14,7 @@
 #include "agent/backends.h"
 #include "agent/counters_runtime.h"
 #include "agent/lldp_runtime.h"
+#include "agent/mesh_runtime.h"
 #include "agent/probe_runtime.h"
 #include "agent/flags.h"
 #include "agent/server.h"
@@ -242,8 +243,20 @@ int Run(int argc, char** argv) {
     lldp->Start();
   }
 
-  roced::agent::Server server({&agent, &counters, &probes, registry, lldp.get()}, *server_options);
+  // The fleet mesh, when an inventory is given: its UD ports need verbs,
+  // so only on the live kernel.
+  roced::agent::MeshRuntimeOptions mesh_options;
+  if (node.live()) mesh_options.inventory_path = flags.mesh_inventory;
+  mesh_options.registry = registry.get();
+  mesh_options.procfs_root = flags.procfs_root;
+  mesh_options.peer_credentials = probe_options.peer_credentials;
+  roced::agent::MeshRuntime mesh(&agent, lldp.get(), mesh_options);
+  mesh.Start();
+
+  roced::agent::Server server({&agent, &counters, &probes, registry, lldp.get(), mesh.enabled() ? &mesh : nullptr},
+                              *server_options);
   auto stop = [&] {
+    mesh.Stop();
     if (lldp) lldp->Stop();
     probes.Stop();
     counters.Stop();

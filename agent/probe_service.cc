@@ -6,6 +6,7 @@
 #include "agent/agent.h"
 #include "agent/agent_service.h"
 #include "agent/describe.h"
+#include "agent/mesh_runtime.h"
 #include "roced/v1/state.pb.h"
 #include "util/escape.h"
 
@@ -18,6 +19,7 @@ constexpr char kPeerGetCounters[] = "/roced.v1.ProbePeer/GetCounters";
 constexpr char kDescribe[] = "/roced.v1.ProbePeer/Describe";
 constexpr char kRunProbe[] = "/roced.v1.Agent/RunProbe";
 constexpr char kListProbeResults[] = "/roced.v1.Agent/ListProbeResults";
+constexpr char kListMeshResults[] = "/roced.v1.Agent/ListMeshResults";
 
 grpc::Status NotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "probes not ready"); }
 }  // namespace
@@ -61,6 +63,7 @@ grpc::Status ProbePeerService::Describe(grpc::ServerContext* context, const roce
     std::vector<roced::v1::LldpNeighbor> neighbors;
     if (lldp_ != nullptr) neighbors = lldp_->Neighbors();
     *response = DescribeNode(agent_->State(), neighbors);
+    if (mesh_ != nullptr) mesh_->AddResponder(response);
     return grpc::Status::OK;
   });
 }
@@ -93,6 +96,21 @@ grpc::Status AgentService::ListProbeResults(grpc::ServerContext* context,
   return gate_->Serve(context, kListProbeResults, [&](const Caller&, AuditNote*) {
     if (probes_ == nullptr) return NotReady();
     for (auto& r : probes_->ListResults(*request)) *response->add_results() = std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentService::ListMeshResults(grpc::ServerContext* context,
+                                           const roced::v1::ListMeshResultsRequest* request,
+                                           roced::v1::ListMeshResultsResponse* response) {
+  return gate_->Serve(context, kListMeshResults, [&](const Caller&, AuditNote*) {
+    if (mesh_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "the mesh is off: start roced with --mesh-inventory FILE");
+    }
+    absl::StatusOr<roced::v1::ListMeshResultsResponse> list = mesh_->List(*request);
+    if (!list.ok()) return ToGrpc(list.status());
+    *response = *std::move(list);
     return grpc::Status::OK;
   });
 }

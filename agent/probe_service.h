@@ -11,6 +11,8 @@
 
 namespace roced::agent {
 
+class MeshRuntime;
+
 class ProbePeerService final : public roced::v1::ProbePeer::Service {
  public:
   // Must outlive serving.
@@ -22,6 +24,8 @@ class ProbePeerService final : public roced::v1::ProbePeer::Service {
   // no LLDP listener, the ToR is not known).
   void set_agent(Agent* agent) { agent_ = agent; }
   void set_lldp(LldpRuntime* lldp) { lldp_ = lldp; }
+  // Describe's UD QPN and Q_Key (null: the mesh is off, they stay 0).
+  void set_mesh(MeshRuntime* mesh) { mesh_ = mesh; }
 
   grpc::Status OpenEndpoint(grpc::ServerContext* context,
                             const roced::v1::OpenEndpointRequest* request,
@@ -40,6 +44,7 @@ class ProbePeerService final : public roced::v1::ProbePeer::Service {
   CountersRuntime* counters_ = nullptr;
   Agent* agent_ = nullptr;
   LldpRuntime* lldp_ = nullptr;
+  MeshRuntime* mesh_ = nullptr;
 };
 
 }  // namespace roced::agent

@@ -64,6 +64,8 @@ Server::Server(ServedParts parts, ServerOptions options)
   peer_service_.set_counters(counters_);
   peer_service_.set_agent(agent_);
   peer_service_.set_lldp(lldp_);
+  agent_service_.set_mesh(parts.mesh);
+  peer_service_.set_mesh(parts.mesh);
 }
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }

@@ -21,6 +21,7 @@
 #include "agent/unix_listener.h"
 #include "agent/counters_runtime.h"
 #include "agent/lldp_runtime.h"
+#include "agent/mesh_runtime.h"
 #include "agent/metrics_endpoint.h"
 #include "agent/probe_runtime.h"
 #include "metrics/node_collector.h"
@@ -111,6 +112,8 @@ struct ServedParts {
   std::shared_ptr<prometheus::Registry> registry;
   // The LLDP listener (null: none, as on a fixture tree).
   LldpRuntime* lldp = nullptr;
+  // The fleet mesh (null: off).
+  MeshRuntime* mesh = nullptr;
 };
 
 class Server {

@@ -68,6 +68,7 @@ const std::vector<MethodRule>& MethodRules() {
       {"/roced.v1.Agent/GetCounters", Role::kViewer, false},
       {"/roced.v1.Agent/ListProbeResults", Role::kViewer, false},
       {"/roced.v1.Agent/Diagnose", Role::kViewer, false},
+      {"/roced.v1.Agent/ListMeshResults", Role::kViewer, false},
       // To a peer the config names; to any other address also needs admin
       // (checked by the handler, which knows the config).
       {"/roced.v1.Agent/RunProbe", Role::kOperator, true},

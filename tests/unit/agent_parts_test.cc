@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +16,9 @@
 #include "agent/config_lifecycle.h"
 #include "agent/describe.h"
 #include "agent/discovery.h"
+#include "agent/mesh_runtime.h"
+#include "composed_agent.h"
+#include "prometheus/text_serializer.h"
 #include "agent/published_state.h"
 #include "agent/restore_queue.h"
 #include "fake_node_io_for_test.h"
@@ -430,4 +435,140 @@ TEST(DescribeNode, EndpointsAndTheTorFromLldp) {
 }
 
 }  // namespace
+}  // namespace roced::agent
+
+// The mesh runtime without verbs (the fixture tree has no RDMA device the
+// UD port could open): membership from the inventory, each peer's
+// endpoint from its Describe (a fake standing in for the peers' agents),
+// the problems ListMeshResults reports, and its bounds.
+namespace roced::agent {
+namespace mesh_runtime_test {
+
+roced::v1::DescribeResponse Peer(const std::string& name, uint32_t qpn) {
+  roced::v1::DescribeResponse d;
+  d.set_node_name(name);
+  roced::v1::MeshEndpoint* e = d.add_endpoints();
+  e->set_device("rxe0");
+  e->set_port(1);
+  e->set_gid("::ffff:192.168.77.12");
+  e->set_active_mtu(1024);
+  e->set_ud_qpn(qpn);
+  return d;
+}
+
+// List() once every peer was described (or 5 s passed).
+roced::v1::ListMeshResultsResponse Described(const MeshRuntime& runtime, size_t peers) {
+  roced::v1::ListMeshResultsResponse r;
+  for (int i = 0; i < 500; ++i) {
+    absl::StatusOr<roced::v1::ListMeshResultsResponse> got = runtime.List({});
+    if (got.ok()) r = *got;
+    size_t described = 0;
+    for (const auto& p : r.peers()) described += p.error() != "not described yet";
+    if (static_cast<size_t>(r.peers_size()) == peers && described == peers) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return r;
+}
+
+TEST(MeshRuntime, OffSaysHowToTurnItOn) {
+  FixtureAgent agent;
+  MeshRuntime runtime(agent.get(), nullptr, {});
+  EXPECT_FALSE(runtime.enabled());
+  absl::StatusOr<roced::v1::ListMeshResultsResponse> r = runtime.List({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), testing::HasSubstr("--mesh-inventory"));
+}
+
+TEST(MeshRuntime, PeersFromTheInventoryEndpointsFromTheirDescribe) {
+  FixtureAgent agent;
+  const std::string self = agent.get()->State().hostname();
+  const std::string dir = test_util::MakeTempDir("roced-mesh");
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/inventory", absl::StrCat(self, " 127.0.0.1:1 tor-x pod-1\n",
+                                                                     "peer-a 127.0.0.1:2 tor-x pod-1\n",
+                                                                     "peer-b 127.0.0.1:3 tor-x pod-1\n",
+                                                                     "peer-c 127.0.0.1:4 tor-x pod-1\n"))
+                  .ok());
+  MeshRuntimeOptions options;
+  options.inventory_path = dir + "/inventory";
+  options.procfs_root = dir;  // no pressure file: no slowdown
+  std::atomic<int> calls{0};
+  options.describe = [&](const std::string& address, absl::Time) -> absl::StatusOr<roced::v1::DescribeResponse> {
+    ++calls;
+    if (address == "127.0.0.1:2") return Peer("peer-a", 77);
+    if (address == "127.0.0.1:3") return absl::UnavailableError("Describe 127.0.0.1:3: connection refused");
+    return Peer("someone-else", 78);  // the address answers as another node
+  };
+  auto registry = std::make_shared<prometheus::Registry>();
+  options.registry = registry.get();
+  MeshRuntime runtime(agent.get(), nullptr, options);
+  runtime.Start();
+  roced::v1::ListMeshResultsResponse r = Described(runtime, 3);
+  runtime.Stop();
+  EXPECT_EQ(r.node_name(), self);
+  EXPECT_EQ(r.tor(), "tor-x");
+  EXPECT_EQ(r.pod(), "pod-1");
+  EXPECT_EQ(r.window().seconds(), 60);
+  ASSERT_EQ(r.peers_size(), 3);
+  std::map<std::string, roced::v1::MeshPeer> peers;
+  for (const auto& p : r.peers()) peers[p.name()] = p;
+  EXPECT_TRUE(peers["peer-a"].reachable());
+  EXPECT_EQ(peers["peer-a"].scope(), "same_tor");
+  EXPECT_EQ(peers["peer-a"].address(), "127.0.0.1:2");
+  EXPECT_FALSE(peers["peer-b"].reachable());
+  EXPECT_THAT(peers["peer-b"].error(), testing::HasSubstr("connection refused"));
+  EXPECT_FALSE(peers["peer-c"].reachable());
+  EXPECT_THAT(peers["peer-c"].error(), testing::HasSubstr("is someone-else, not peer-c"));
+  // No RDMA device here: the UD port's failure is the problem reported.
+  EXPECT_THAT(r.problem(), testing::HasSubstr("UD")) << r.problem();
+  EXPECT_EQ(calls.load(), 3);
+  // Three same-ToR peers on the gauge.
+  prometheus::TextSerializer text;
+  EXPECT_THAT(text.Serialize(registry->Collect()), testing::HasSubstr("roced_mesh_peers{scope=\"same_tor\"} 3"));
+  // A peer filter longer than a member name can be.
+  roced::v1::ListMeshResultsRequest too_long;
+  too_long.set_peer(std::string(254, 'x'));
+  EXPECT_EQ(runtime.List(too_long).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MeshRuntime, AnInventoryWithoutThisNodeIsAProblemNamed) {
+  FixtureAgent agent;
+  const std::string dir = test_util::MakeTempDir("roced-mesh");
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/inventory", "peer-a 127.0.0.1:2 tor-x\n").ok());
+  MeshRuntimeOptions options;
+  options.inventory_path = dir + "/inventory";
+  options.procfs_root = dir;
+  options.describe = [](const std::string&, absl::Time) -> absl::StatusOr<roced::v1::DescribeResponse> {
+    return absl::UnavailableError("no");
+  };
+  MeshRuntime runtime(agent.get(), nullptr, options);
+  runtime.Start();
+  roced::v1::ListMeshResultsResponse r;
+  for (int i = 0; i < 500 && r.problem().find("inventory") == std::string::npos; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    r = *runtime.List({});
+  }
+  runtime.Stop();
+  EXPECT_THAT(r.problem(), testing::HasSubstr("is not in the inventory"));
+  EXPECT_EQ(r.peers_size(), 0);
+}
+
+TEST(MeshRuntime, SlowdownFollowsCpuPressureWithinItsBounds) {
+  EXPECT_EQ(NextSlowdown(1, 50), 2);
+  EXPECT_EQ(NextSlowdown(8, 90), 10);  // at most a tenth of the rates
+  EXPECT_EQ(NextSlowdown(10, 90), 10);
+  EXPECT_EQ(NextSlowdown(4, 5), 2);
+  EXPECT_EQ(NextSlowdown(1, 0), 1);    // never faster than the schedule
+  EXPECT_EQ(NextSlowdown(4, 20), 4);   // between the thresholds: kept
+  const std::string dir = test_util::MakeTempDir("roced-psi");
+  std::filesystem::create_directories(dir + "/pressure");
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/pressure/cpu",
+                                    "some avg10=43.21 avg60=1.00 avg300=0.50 total=12345\n"
+                                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+                  .ok());
+  EXPECT_EQ(CpuPressureAvg10(dir), 43.21);
+  EXPECT_EQ(CpuPressureAvg10(dir + "/none"), std::nullopt);
+}
+
+}  // namespace mesh_runtime_test
 }  // namespace roced::agent

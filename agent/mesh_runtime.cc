@@ -1,0 +1,575 @@
+#include "agent/mesh_runtime.h"
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "agent/agent.h"
+#include "agent/describe.h"
+#include "agent/lldp_runtime.h"
+#include "mesh/inventory.h"
+#include "mesh/probe_packet.h"
+#include "probe/gid.h"
+#include "roced/v1/peer.grpc.pb.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/proto_time.h"
+
+namespace roced::agent {
+namespace {
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// How long the probe loop sleeps at most between turns: Stop is seen
+// within it, and a port that is down is retried after it.
+constexpr absl::Duration kMaxTurn = absl::Milliseconds(200);
+constexpr absl::Duration kPortRetry = absl::Seconds(5);
+constexpr size_t kSendsPerTurn = 256;
+
+absl::StatusOr<roced::v1::DescribeResponse> GrpcDescribe(const std::shared_ptr<grpc::ChannelCredentials>& creds,
+                                                         const std::string& address, absl::Time deadline) {
+  auto channel = grpc::CreateChannel(address, creds ? creds : grpc::InsecureChannelCredentials());
+  auto stub = roced::v1::ProbePeer::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(deadline));
+  roced::v1::DescribeResponse response;
+  grpc::Status st = stub->Describe(&ctx, roced::v1::DescribeRequest(), &response);
+  if (!st.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
+                        absl::StrCat("Describe ", address, ": ", st.error_message()));
+  }
+  return response;
+}
+
+// The peer's first endpoint with a mesh responder, as a target.
+absl::StatusOr<mesh::MeshTarget> TargetOf(const roced::v1::DescribeResponse& d) {
+  for (const roced::v1::MeshEndpoint& e : d.endpoints()) {
+    if (e.ud_qpn() == 0) continue;
+    mesh::MeshTarget t;
+    std::array<uint8_t, 16> gid{};
+    if (inet_pton(AF_INET6, e.gid().c_str(), gid.data()) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("endpoint GID \"", e.gid(), "\" does not parse"));
+    }
+    t.gid = gid;
+    t.qpn = e.ud_qpn();
+    t.active_mtu = e.active_mtu();
+    return t;
+  }
+  return absl::FailedPreconditionError("no RoCE port with a mesh responder (is its mesh on?)");
+}
+
+std::string Label(uint32_t v) { return absl::StrCat(v); }
+
+// The scope as ListMeshResults and /metrics name it.
+const char* ScopeName(mesh::PeerScope scope) {
+  switch (scope) {
+    case mesh::PeerScope::kSameTor:
+      return "same_tor";
+    case mesh::PeerScope::kSamePod:
+      return "same_pod";
+    case mesh::PeerScope::kOtherPod:
+      return "other_pod";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+double NextSlowdown(double current, double cpu_pressure_avg10) {
+  double next = current;
+  if (cpu_pressure_avg10 > kPressureHigh) next = current * 2;
+  if (cpu_pressure_avg10 < kPressureLow) next = current / 2;
+  return std::clamp(next, 1.0, mesh::kMaxSlowdown);
+}
+
+std::optional<double> CpuPressureAvg10(const std::string& procfs_root) {
+  absl::StatusOr<std::string> text = util::ReadFile(procfs_root + "/pressure/cpu");
+  if (!text.ok()) return std::nullopt;
+  // "some avg10=1.23 avg60=... avg300=... total=..."
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (!absl::StartsWith(line, "some ")) continue;
+    for (absl::string_view field : absl::StrSplit(line, ' ')) {
+      double v = 0;
+      if (absl::ConsumePrefix(&field, "avg10=") && absl::SimpleAtod(field, &v)) return v;
+    }
+  }
+  return std::nullopt;
+}
+
+MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions options)
+    : agent_(agent), lldp_(lldp), options_(std::move(options)) {
+  if (!options_.describe) {
+    options_.describe = [creds = options_.peer_credentials](const std::string& address, absl::Time deadline) {
+      return GrpcDescribe(creds, address, deadline);
+    };
+  }
+  if (options_.registry == nullptr || !enabled()) return;
+  prometheus::Registry& r = *options_.registry;
+  sent_ = &prometheus::BuildCounter()
+               .Name("roced_mesh_probes_sent_total")
+               .Help("Mesh probes sent and settled (answered or lost), by peer ToR; by peer only under this "
+                     "node's ToR.")
+               .Register(r);
+  lost_ = &prometheus::BuildCounter()
+               .Name("roced_mesh_probes_lost_total")
+               .Help("Mesh probes not answered within the timeout.")
+               .Register(r);
+  rtt_ = &prometheus::BuildHistogram()
+              .Name("roced_mesh_rtt_seconds")
+              .Help("Network round trip of answered mesh probes (the responder's hold subtracted).")
+              .Register(r);
+  answered_metric_ = &prometheus::BuildCounter()
+                          .Name("roced_mesh_requests_answered_total")
+                          .Help("Mesh probes of other agents this agent answered.")
+                          .Register(r)
+                          .Add({});
+  peers_gauge_ = &prometheus::BuildGauge().Name("roced_mesh_peers").Help("Peers on the pinglist, by scope.").Register(r);
+  slowdown_gauge_ = &prometheus::BuildGauge()
+                         .Name("roced_mesh_slowdown")
+                         .Help("Factor the mesh's probe rates are divided by under CPU pressure (1: full rate).")
+                         .Register(r)
+                         .Add({});
+  slowdown_gauge_->Set(1);
+}
+
+MeshRuntime::~MeshRuntime() { Stop(); }
+
+void MeshRuntime::Start() {
+  if (!enabled() || probe_thread_.joinable()) return;
+  // Lost probes' source ports, as the port's driver sets them (read on
+  // the probe loop's thread, which owns the port).
+  options_.prober.source_port = [this](uint32_t index) -> uint32_t {
+    return port_ == nullptr ? index : port_->SourcePort(index % port_->qps(), probe::MeshFlowLabel(index));
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    absl::StatusOr<mesh::MeshProber> prober = mesh::MeshProber::Create(agent_->State().hostname(), options_.prober);
+    if (!prober.ok()) {
+      prober_error_ = std::string(prober.status().message());
+      LOG_ERROR << "mesh: " << prober_error_;
+      return;
+    }
+    prober_.emplace(*std::move(prober));
+  }
+  stop_ = false;
+  members_thread_ = std::thread([this] { MembersLoop(); });
+  probe_thread_ = std::thread([this] { ProbeLoop(); });
+  LOG_INFO << "mesh: on, membership from " << options_.inventory_path;
+}
+
+void MeshRuntime::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (members_thread_.joinable()) members_thread_.join();
+  if (probe_thread_.joinable()) probe_thread_.join();
+  port_.reset();
+}
+
+bool MeshRuntime::Sleep(absl::Duration d) {
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  wake_.wait_for(lock, absl::ToChronoNanoseconds(d), [this] { return stop_.load(); });
+  return !stop_;
+}
+
+void MeshRuntime::MembersLoop() {
+  pthread_setname_np(pthread_self(), "roced-mesh-mem");
+  do {
+    RefreshMembers();
+    DescribePeers();
+    UpdateSlowdown();
+  } while (Sleep(std::min(options_.refresh, kDescribeRetry)));
+}
+
+absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ReadInventory() {
+  struct stat st;
+  if (::stat(options_.inventory_path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("inventory ", options_.inventory_path, ": ", std::strerror(errno)));
+  }
+  if (static_cast<size_t>(st.st_size) > mesh::kMaxInventoryBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("inventory ", options_.inventory_path, " is ", st.st_size,
+                                                   " bytes, more than the ", mesh::kMaxInventoryBytes, " allowed"));
+  }
+  const absl::Time mtime = absl::TimeFromTimespec(st.st_mtim);
+  if (mtime == inventory_mtime_) return members_;
+  absl::StatusOr<std::string> text = util::ReadFile(options_.inventory_path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::vector<mesh::Member>> members = mesh::ParseInventory(*text);
+  if (!members.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(options_.inventory_path, ": ", members.status().message()));
+  }
+  inventory_mtime_ = mtime;
+  members_ = *std::move(members);
+  LOG_INFO << "mesh: " << members_.size() << " members from " << options_.inventory_path;
+  return members_;
+}
+
+void MeshRuntime::RefreshMembers() {
+  absl::StatusOr<std::vector<mesh::Member>> read = ReadInventory();
+  std::lock_guard<std::mutex> lock(mu_);
+  inventory_error_ = read.ok() ? "" : std::string(read.status().message());
+  if (!read.ok()) {
+    LOG_WARNING << "mesh: " << inventory_error_ << " (the last good membership stays)";
+    if (members_.empty()) return;
+  }
+  std::vector<mesh::Member> members = members_;
+  const roced::v1::DescribeResponse me =
+      DescribeNode(agent_->State(), lldp_ != nullptr ? lldp_->Neighbors() : std::vector<roced::v1::LldpNeighbor>{});
+  auto self = std::find_if(members.begin(), members.end(), [&](const mesh::Member& m) { return m.name == me.node_name(); });
+  if (self == members.end()) {
+    inventory_error_ = absl::StrCat("this node (", me.node_name(), ") is not in the inventory");
+    return;
+  }
+  if (self->tor.empty()) self->tor = me.tor();
+  if (self->pod.empty()) self->pod = me.pod();
+  self_ = *self;
+  absl::StatusOr<mesh::Pinglist> list = mesh::ComputePinglist(self_.name, members, options_.pinglist);
+  if (!list.ok()) {
+    inventory_error_ = std::string(list.status().message());
+    return;
+  }
+  std::map<std::string, PeerInfo> next;
+  std::map<std::string, const mesh::Member*> by_name;
+  for (const mesh::Member& m : members) by_name.emplace(m.name, &m);
+  for (const mesh::PinglistEntry& e : list->entries) {
+    PeerInfo info;
+    if (auto old = peers_.find(e.peer); old != peers_.end()) info = old->second;
+    info.member = *by_name[e.peer];
+    info.scope = e.scope;
+    next[e.peer] = std::move(info);
+  }
+  peers_ = std::move(next);
+  prober_->SetPinglist(*list, MonotonicNs());
+  for (const auto& [name, info] : peers_) prober_->SetTarget(name, info.target);
+  PruneSeries(peers_);
+  UpdatePeerGauges();
+}
+
+void MeshRuntime::DescribePeers() {
+  std::vector<std::pair<std::string, std::string>> due;  // name, address
+  const absl::Time now = absl::Now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, info] : peers_) {
+      if (info.next_describe <= now) due.emplace_back(name, info.member.address);
+    }
+  }
+  for (const auto& [name, address] : due) {
+    if (stop_) return;
+    absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
+    absl::StatusOr<mesh::MeshTarget> target = d.ok() ? TargetOf(*d) : absl::StatusOr<mesh::MeshTarget>(d.status());
+    if (d.ok() && target.ok() && d->node_name() != name) {
+      target = absl::FailedPreconditionError(
+          absl::StrCat(address, " is ", d->node_name(), ", not ", name, " as the inventory says"));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = peers_.find(name);
+    if (it == peers_.end()) continue;
+    PeerInfo& info = it->second;
+    info.target = target.ok() ? std::optional<mesh::MeshTarget>(*target) : std::nullopt;
+    info.error = target.ok() ? "" : std::string(target.status().message());
+    info.next_describe = absl::Now() + (target.ok() ? kDescribeTtl : kDescribeRetry);
+    prober_->SetTarget(name, info.target);
+  }
+}
+
+void MeshRuntime::UpdateSlowdown() {
+  std::optional<double> pressure = CpuPressureAvg10(options_.procfs_root);
+  if (!pressure.has_value()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const double before = prober_->schedule().slowdown();
+  const double after = NextSlowdown(before, *pressure);
+  if (after == before) return;
+  prober_->SetSlowdown(after);
+  LOG_INFO << "mesh: CPU pressure " << *pressure << "%: rates divided by " << after;
+  if (slowdown_gauge_ != nullptr) slowdown_gauge_->Set(after);
+}
+
+void MeshRuntime::UpdatePeerGauges() {
+  if (peers_gauge_ == nullptr) return;
+  std::map<mesh::PeerScope, double> counts = {
+      {mesh::PeerScope::kSameTor, 0}, {mesh::PeerScope::kSamePod, 0}, {mesh::PeerScope::kOtherPod, 0}};
+  for (const auto& [name, info] : peers_) counts[info.scope] += 1;
+  for (const auto& [scope, n] : counts) peers_gauge_->Add({{"scope", ScopeName(scope)}}).Set(n);
+}
+
+bool MeshRuntime::OpenPort() {
+  const roced::v1::DescribeResponse me = DescribeNode(agent_->State(), {});
+  std::string why;
+  if (me.endpoints().empty()) {
+    why = "no RoCE port with a RoCE v2 IPv4 GID";
+  } else {
+    const roced::v1::MeshEndpoint& e = me.endpoints(0);
+    probe::UdPortOptions o;
+    o.device = e.device();
+    o.port = e.port();
+    o.netdev = e.netdev();
+    o.ipv4 = e.ip_address();
+    o.max_message = std::clamp<uint32_t>(e.active_mtu(), 1024, probe::kMaxUdMessage);
+    absl::StatusOr<std::unique_ptr<probe::UdPort>> port = probe::UdPort::Open(o);
+    if (port.ok()) {
+      port_ = *std::move(port);
+      std::lock_guard<std::mutex> lock(mu_);
+      port_info_ = PortInfo{o.device, o.port, port_->qpn(0), port_->nic_timestamps()};
+      port_error_.clear();
+      LOG_INFO << "mesh: responder on " << o.device << "/" << o.port << " (" << o.netdev << "), UD QPN "
+               << port_->qpn(0) << ", " << port_->qps() << " QPs, "
+               << (port_->nic_timestamps() ? "NIC" : "host") << " timestamps";
+      return true;
+    }
+    why = std::string(port.status().message());
+  }
+  why = absl::StrCat("no UD port: ", why);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (why != port_error_) {
+    LOG_WARNING << "mesh: " << why;
+  }
+  port_error_ = why;
+  return false;
+}
+
+void MeshRuntime::ClosePort(const std::string& why) {
+  LOG_WARNING << "mesh: closing the UD port: " << why;
+  port_.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  port_info_.reset();
+  port_error_ = why;
+}
+
+void MeshRuntime::ProbeLoop() {
+  pthread_setname_np(pthread_self(), "roced-mesh");
+  while (!stop_) {
+    if (port_ == nullptr && !OpenPort()) {
+      Sleep(kPortRetry);
+      continue;
+    }
+    if (port_->Removing()) {
+      ClosePort("the device is being removed or its port failed");
+      continue;
+    }
+    ProbeTurn();
+  }
+}
+
+void MeshRuntime::SendDue(int64_t now_ns) {
+  std::vector<mesh::MeshRequest> requests;
+  std::vector<mesh::MeshOutcome> lost;
+  std::vector<Where> where;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests = prober_->Due(now_ns, kSendsPerTurn, port_->active_mtu());
+    lost = prober_->ExpireLost(now_ns);
+    for (const mesh::MeshOutcome& o : lost) where.push_back(WhereLocked(o.peer));
+  }
+  for (size_t i = 0; i < lost.size(); ++i) CountOutcome(lost[i], where[i]);
+  for (const mesh::MeshRequest& r : requests) {
+    probe::UdAddress to{r.target.gid, r.target.qpn};
+    const size_t qp = r.flow_label % port_->qps();
+    absl::Status st = port_->Send(qp, to, r.dscp, probe::MeshFlowLabel(r.flow_label), r.bytes, r.id);
+    if (!st.ok()) {
+      LOG_DEBUG << "mesh: send to " << r.peer << ": " << st.message();
+      std::lock_guard<std::mutex> lock(mu_);
+      prober_->SendFailed(r.id);
+    }
+  }
+}
+
+void MeshRuntime::OnDatagram(const probe::UdReceived& r) {
+  if (r.payload.size() > 5 && r.payload[5] == static_cast<uint8_t>(mesh::ProbeType::kRequest)) {
+    // Host clock for both of the responder's stamps: a NIC t2 with a host
+    // t3 would mix clocks.
+    const int64_t t2 = r.nic_stamp ? MonotonicNs() : r.stamp_ns;
+    absl::StatusOr<mesh::MeshAnswer> answer = mesh::MeshProber::Answer(r.payload, t2, MonotonicNs(), false);
+    if (!answer.ok()) return;
+    absl::Status st = port_->Send(r.qp, r.from, answer->dscp, probe::MeshFlowLabel(answer->flow_label), answer->bytes, 0);
+    if (st.ok()) {
+      ++answered_;
+      if (answered_metric_ != nullptr) answered_metric_->Increment();
+    }
+    return;
+  }
+  std::optional<mesh::MeshOutcome> outcome;
+  Where where;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    outcome = prober_->OnReply(r.payload, r.stamp_ns, r.nic_stamp);
+    if (!outcome.has_value()) return;
+    where = WhereLocked(outcome->peer);
+  }
+  CountOutcome(*outcome, where);
+}
+
+MeshRuntime::Where MeshRuntime::WhereLocked(const std::string& peer) const {
+  Where w;
+  w.tor = self_.tor;
+  auto it = peers_.find(peer);
+  if (it != peers_.end()) {
+    w.peer_tor = it->second.member.tor;
+    w.same_tor = it->second.scope == mesh::PeerScope::kSameTor;
+  }
+  return w;
+}
+
+void MeshRuntime::ProbeTurn() {
+  SendDue(MonotonicNs());
+  int64_t wake = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake = prober_->NextWake();
+  }
+  const absl::Duration wait =
+      std::clamp(absl::Nanoseconds(wake == INT64_MAX ? INT64_MAX : wake - MonotonicNs()), absl::ZeroDuration(), kMaxTurn);
+  absl::StatusOr<size_t> handled = port_->Poll(
+      wait, [this](const probe::UdReceived& r) { OnDatagram(r); },
+      [this](const probe::UdSent& s) {
+        if (s.cookie == 0) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (s.status.ok()) {
+          prober_->Sent(s.cookie, s.stamp_ns, s.nic_stamp);
+        } else {
+          prober_->SendFailed(s.cookie);
+        }
+      });
+  if (!handled.ok()) ClosePort(std::string(handled.status().message()));
+  const int64_t now = MonotonicNs();
+  if (now - last_expire_ns_ > 10'000'000'000) {
+    last_expire_ns_ = now;
+    std::lock_guard<std::mutex> lock(mu_);
+    prober_->ExpireResults(now);
+  }
+}
+
+void MeshRuntime::CountOutcome(const mesh::MeshOutcome& o, const Where& where) {
+  const std::string& peer_tor = where.peer_tor;
+  const bool same_tor = where.same_tor;
+  if (sent_ == nullptr) return;
+  const std::string peer = same_tor ? o.peer : "";
+  std::lock_guard<std::mutex> lock(series_mu_);
+  const std::map<std::string, std::string> labels = {
+      {"tor", where.tor}, {"peer_tor", peer_tor}, {"peer", peer}, {"size", Label(o.size_bytes)}, {"dscp", Label(o.dscp)}};
+  prometheus::Counter& sent = sent_->Add(labels);
+  prometheus::Counter& lost = lost_->Add(labels);
+  auto& held = counters_[{peer_tor, peer}];
+  if (std::find(held.begin(), held.end(), &sent) == held.end()) {
+    held.push_back(&sent);
+    held.push_back(&lost);
+  }
+  sent.Increment();
+  if (!o.answered) {
+    lost.Increment();
+    return;
+  }
+  if (o.rtt_ns <= 0) return;
+  prometheus::Histogram*& h = histograms_[{peer_tor, peer}];
+  if (h == nullptr) {
+    h = &rtt_->Add({{"tor", where.tor}, {"peer_tor", peer_tor}, {"peer", peer}},
+                   prometheus::Histogram::BucketBoundaries{10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 2e-3,
+                                                           5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 500e-3, 1});
+  }
+  h->Observe(static_cast<double>(o.rtt_ns) / 1e9);
+}
+
+void MeshRuntime::PruneSeries(const std::map<std::string, PeerInfo>& peers) {
+  if (sent_ == nullptr) return;
+  std::set<std::pair<std::string, std::string>> live;
+  for (const auto& [name, info] : peers) {
+    live.insert({info.member.tor, info.scope == mesh::PeerScope::kSameTor ? name : ""});
+  }
+  std::lock_guard<std::mutex> lock(series_mu_);
+  for (auto it = counters_.begin(); it != counters_.end();) {
+    if (live.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    for (size_t i = 0; i + 1 < it->second.size(); i += 2) {
+      sent_->Remove(it->second[i]);
+      lost_->Remove(it->second[i + 1]);
+    }
+    if (auto h = histograms_.find(it->first); h != histograms_.end()) {
+      rtt_->Remove(h->second);
+      histograms_.erase(h);
+    }
+    it = counters_.erase(it);
+  }
+}
+
+absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
+    const roced::v1::ListMeshResultsRequest& request) const {
+  if (!enabled()) {
+    return absl::FailedPreconditionError("the mesh is off: start roced with --mesh-inventory FILE");
+  }
+  if (request.peer().size() > mesh::kMaxInventoryField) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("peer: ", request.peer().size(), " bytes; a member name is at most ", mesh::kMaxInventoryField));
+  }
+  roced::v1::ListMeshResultsResponse out;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!prober_.has_value()) return absl::FailedPreconditionError(absl::StrCat("the mesh did not start: ", prober_error_));
+  out.set_node_name(agent_->State().hostname());
+  out.set_tor(self_.tor);
+  out.set_pod(self_.pod);
+  *out.mutable_window() = util::ToProto(options_.prober.results.window);
+  out.set_clock(port_info_.has_value() && port_info_->nic_clock ? "nic" : "software");
+  out.set_probes_per_second(prober_->schedule().ProbesPerSecond());
+  out.set_slowdown(prober_->schedule().slowdown());
+  out.set_requests_answered(answered_.load());
+  for (const std::string* problem : {&inventory_error_, &port_error_}) {
+    if (problem->empty()) continue;
+    out.set_problem(out.problem().empty() ? *problem : absl::StrCat(out.problem(), "; ", *problem));
+  }
+  for (const auto& [name, info] : peers_) {
+    roced::v1::MeshPeer* p = out.add_peers();
+    p->set_name(name);
+    p->set_address(info.member.address);
+    p->set_tor(info.member.tor);
+    p->set_pod(info.member.pod);
+    p->set_scope(ScopeName(info.scope));
+    p->set_reachable(info.target.has_value());
+    p->set_error(info.error);
+  }
+  for (const mesh::SeriesWindow& w : prober_->Snapshot(MonotonicNs())) {
+    if (!request.peer().empty() && w.peer != request.peer()) continue;
+    roced::v1::MeshSeries* s = out.add_series();
+    s->set_peer(w.peer);
+    s->set_peer_tor(prober_->TorOf(w.peer));
+    s->set_size_bytes(w.size_bytes);
+    s->set_dscp(w.dscp);
+    s->set_sent(w.sent);
+    s->set_lost(w.lost);
+    s->set_loss_ratio(w.loss_ratio);
+    if (w.p50_ns >= 0) *s->mutable_rtt_p50() = util::ToProto(absl::Nanoseconds(w.p50_ns));
+    if (w.p99_ns >= 0) *s->mutable_rtt_p99() = util::ToProto(absl::Nanoseconds(w.p99_ns));
+    for (uint32_t port : w.lost_flow_labels) s->add_lost_source_ports(port);
+  }
+  return out;
+}
+
+void MeshRuntime::AddResponder(roced::v1::DescribeResponse* response) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!port_info_.has_value()) return;
+  for (roced::v1::MeshEndpoint& e : *response->mutable_endpoints()) {
+    if (e.device() == port_info_->device && e.port() == port_info_->port) {
+      e.set_ud_qpn(port_info_->qpn);
+      e.set_qkey(probe::kMeshQkey);
+    }
+  }
+}
+
+}  // namespace roced::agent

@@ -1,0 +1,192 @@
+// The fleet mesh in the agent (issue 14): who to probe, the probes over
+// UD queue pairs, the answers to other agents' probes, and what came of
+// them for ListMeshResults and /metrics.
+//
+// Membership is the inventory file (--mesh-inventory, lib/mesh/inventory),
+// read again when it changes. This node is the member named as its
+// hostname; a member line without a ToR takes the one this agent knows
+// (config mesh.tor, else LLDP). The pinglist (lib/mesh/pinglist) is
+// recomputed from the membership each refresh; the peers' mesh endpoints
+// come from their ProbePeer.Describe (this agent's certificate, the peer
+// role), cached for kDescribeTtl, a failure retried after kDescribeRetry.
+//
+// Transport: one probe::UdPort on the node's first RoCE port (the first
+// endpoint Describe lists): it sends this agent's probes and answers
+// other agents' on the same QPs. A port that goes away (link down, device
+// removed, fatal error) is closed at once, so `rdma link delete` is not
+// held up, and opened again when the port is back.
+//
+// Rates are the schedule's (10 a second to each peer under the ToR, 1
+// across); under CPU pressure (/proc/pressure/cpu "some" avg10 over
+// kPressureHigh percent) the mesh halves its rates, down to a tenth, and
+// speeds up again below kPressureLow: slower, never stopped.
+//
+// Threads: "roced-mesh" (the probe loop: sends, polls the completion
+// channel, expires) and "roced-mesh-members" (inventory, pinglist,
+// Describe calls, which may block). Public methods are thread-safe; mu_ is
+// a leaf.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "mesh/pinglist.h"
+#include "mesh/prober.h"
+#include "probe/ud_port.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "roced/v1/agent.pb.h"
+#include "roced/v1/peer.pb.h"
+
+namespace roced::agent {
+
+class Agent;
+class LldpRuntime;
+
+inline constexpr absl::Duration kDescribeTtl = absl::Minutes(5);
+inline constexpr absl::Duration kDescribeRetry = absl::Seconds(10);
+inline constexpr double kPressureHigh = 40;
+inline constexpr double kPressureLow = 10;
+
+// The next slowdown factor from the CPU pressure (PSI "some" avg10, in
+// percent): doubled above kPressureHigh, halved below kPressureLow, within
+// [1, mesh::kMaxSlowdown]. Pure.
+double NextSlowdown(double current, double cpu_pressure_avg10);
+
+// "some avg10" of /proc/pressure/cpu; nullopt when unreadable (no PSI).
+std::optional<double> CpuPressureAvg10(const std::string& procfs_root);
+
+// A peer's Describe over gRPC (address, deadline).
+using DescribeFn =
+    std::function<absl::StatusOr<roced::v1::DescribeResponse>(const std::string& address, absl::Time deadline)>;
+
+struct MeshRuntimeOptions {
+  std::string inventory_path;  // empty: the mesh is off
+  absl::Duration refresh = absl::Seconds(15);
+  mesh::MeshProberOptions prober;
+  mesh::PinglistOptions pinglist;
+  // Peers' Describe; unset: gRPC with `peer_credentials` (null: plaintext).
+  DescribeFn describe;
+  std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
+  prometheus::Registry* registry = nullptr;
+  std::string procfs_root = "/proc";
+};
+
+class MeshRuntime {
+ public:
+  MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions options);
+  ~MeshRuntime();
+  MeshRuntime(const MeshRuntime&) = delete;
+  MeshRuntime& operator=(const MeshRuntime&) = delete;
+
+  // Starts the threads when an inventory is configured.
+  void Start();
+  void Stop();
+  bool enabled() const { return !options_.inventory_path.empty(); }
+
+  // ListMeshResults: FAILED_PRECONDITION when the mesh is off;
+  // INVALID_ARGUMENT for a peer name over 253 bytes.
+  absl::StatusOr<roced::v1::ListMeshResultsResponse> List(const roced::v1::ListMeshResultsRequest& request) const;
+
+  // Fills in the UD QPN and Q_Key of the endpoint the responder serves
+  // (Describe's answer).
+  void AddResponder(roced::v1::DescribeResponse* response) const;
+
+ private:
+  struct PeerInfo {
+    mesh::Member member;
+    mesh::PeerScope scope = mesh::PeerScope::kSameTor;
+    std::optional<mesh::MeshTarget> target;
+    std::string error = "not described yet";
+    absl::Time next_describe = absl::InfinitePast();
+  };
+  struct PortInfo {
+    std::string device;
+    uint32_t port = 0;
+    uint32_t qpn = 0;
+    bool nic_clock = false;
+  };
+  void MembersLoop();
+  void ProbeLoop();
+  // One membership round: the inventory (when changed), this node's place,
+  // the pinglist, and Describe for the peers due one.
+  void RefreshMembers();
+  absl::StatusOr<std::vector<mesh::Member>> ReadInventory();
+  void DescribePeers();
+  // Opens the UD port on the first RoCE endpoint; false when there is none
+  // usable (logged once per reason).
+  bool OpenPort();
+  void ClosePort(const std::string& why);
+  // One turn of the probe loop with the port open.
+  void ProbeTurn();
+  void SendDue(int64_t now_ns);
+  void OnDatagram(const probe::UdReceived& r);
+  // Where a peer stands, for its metric labels.
+  struct Where {
+    std::string tor;       // this node's
+    std::string peer_tor;
+    bool same_tor = false;
+  };
+  Where WhereLocked(const std::string& peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountOutcome(const mesh::MeshOutcome& outcome, const Where& where);
+  // Drops the metric series of peers no longer probed.
+  void PruneSeries(const std::map<std::string, PeerInfo>& peers);
+  void UpdateSlowdown();
+  void UpdatePeerGauges() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Sleep(absl::Duration d);
+
+  Agent* const agent_;
+  LldpRuntime* const lldp_;
+  MeshRuntimeOptions options_;
+
+  mutable std::mutex mu_;
+  std::optional<mesh::MeshProber> prober_ ABSL_GUARDED_BY(mu_);
+  std::string prober_error_ ABSL_GUARDED_BY(mu_);
+  mesh::Member self_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, PeerInfo> peers_ ABSL_GUARDED_BY(mu_);
+  std::optional<PortInfo> port_info_ ABSL_GUARDED_BY(mu_);
+  std::string port_error_ ABSL_GUARDED_BY(mu_);
+  std::string inventory_error_ ABSL_GUARDED_BY(mu_);
+
+  // Owned by the probe loop's thread.
+  std::unique_ptr<probe::UdPort> port_;
+  std::vector<mesh::Member> members_;  // the members thread's
+  absl::Time inventory_mtime_ = absl::InfinitePast();
+  int64_t last_expire_ns_ = 0;
+
+  std::atomic<uint64_t> answered_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  std::thread members_thread_;
+  std::thread probe_thread_;
+
+  // Metrics (null without a registry).
+  prometheus::Family<prometheus::Counter>* sent_ = nullptr;
+  prometheus::Family<prometheus::Counter>* lost_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* rtt_ = nullptr;
+  prometheus::Counter* answered_metric_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* peers_gauge_ = nullptr;
+  prometheus::Gauge* slowdown_gauge_ = nullptr;
+  // The series each peer label ("" across ToRs: by peer ToR) holds.
+  std::mutex series_mu_;
+  std::map<std::pair<std::string, std::string>, std::vector<prometheus::Counter*>> counters_ ABSL_GUARDED_BY(series_mu_);
+  std::map<std::pair<std::string, std::string>, prometheus::Histogram*> histograms_ ABSL_GUARDED_BY(series_mu_);
+};
+
+}  // namespace roced::agent
