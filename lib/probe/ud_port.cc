@@ -191,7 +191,10 @@ absl::Status UdPort::CreateCq() {
     cq_ex_ = ibv_create_cq_ex(context_, &with_ts);
     nic_timestamps_ = cq_ex_ != nullptr;
   }
-  if (cq_ex_ == nullptr) cq_ex_ = ibv_create_cq_ex(context_, &init);
+  // Without timestamps, the plain CQ: rxe's extended-poll calls advance the
+  // consumer index twice when ibv_end_poll follows an ibv_next_poll that
+  // found nothing (the order the verbs man page shows), which replays old
+  // completions.
   if (cq_ex_ != nullptr) {
     cq_ = ibv_cq_ex_to_cq(cq_ex_);
   } else {
@@ -358,7 +361,7 @@ int UdPort::DrainCq(std::vector<Completion>* out) {
   if (rc == ENOENT) return 0;
   if (rc != 0) return -rc;
   int n = 0;
-  do {
+  while (true) {
     Completion c;
     c.wr_id = cq_ex_->wr_id;
     c.status = cq_ex_->status;
@@ -371,9 +374,10 @@ int UdPort::DrainCq(std::vector<Completion>* out) {
       c.nic_stamp = true;
     }
     out->push_back(c);
-    ++n;
-    rc = ibv_next_poll(cq_ex_);
-  } while (rc == 0 && n < 64);
+    // The entry just read stays current until the next ibv_next_poll or
+    // ibv_end_poll consumes it: stop before reading one more than wanted.
+    if (++n >= 64 || ibv_next_poll(cq_ex_) != 0) break;
+  }
   ibv_end_poll(cq_ex_);
   return n;
 }
