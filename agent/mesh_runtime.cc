@@ -267,6 +267,12 @@ void MeshRuntime::DescribePeers() {
   const absl::Time now = absl::Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A described peer that stopped answering altogether may answer on a
+    // new QPN (its agent restarted, its device came back): ask again now.
+    for (const std::string& name : prober_->PeersLosingAll(kLostBeforeRedescribe)) {
+      auto it = peers_.find(name);
+      if (it != peers_.end() && it->second.target.has_value()) it->second.next_describe = now;
+    }
     for (const auto& [name, info] : peers_) {
       if (info.next_describe <= now) due.emplace_back(name, info.member.address);
     }

@@ -60,6 +60,8 @@ class LldpRuntime;
 
 inline constexpr absl::Duration kDescribeTtl = absl::Minutes(5);
 inline constexpr absl::Duration kDescribeRetry = absl::Seconds(10);
+// Probes of a described peer lost in a row before it is described again.
+inline constexpr uint32_t kLostBeforeRedescribe = 10;
 inline constexpr double kPressureHigh = 40;
 inline constexpr double kPressureLow = 10;
 

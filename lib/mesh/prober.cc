@@ -35,6 +35,7 @@ void MeshProber::SetPinglist(const Pinglist& pinglist, int64_t now_ns) {
     if (tors.contains(peer)) continue;
     results_.Forget(peer);
     targets_.erase(peer);
+    lost_in_row_.erase(peer);
   }
   tors_ = std::move(tors);
   schedule_.SetPinglist(pinglist, now_ns);
@@ -102,6 +103,11 @@ void MeshProber::Record(const Pending& p, bool answered, int64_t rtt_ns) {
   outcome.flow_label = options_.source_port ? options_.source_port(p.flow_label) : p.flow_label;
   // RESOURCE_EXHAUSTED past max_keys: the series is not kept (bounded).
   results_.Record(outcome).IgnoreError();
+  if (answered) {
+    lost_in_row_.erase(p.peer);
+  } else if (tors_.contains(p.peer)) {
+    ++lost_in_row_[p.peer];
+  }
 }
 
 std::optional<MeshOutcome> MeshProber::OnReply(std::span<const uint8_t> bytes, int64_t t4_ns, bool nic_clock) {
@@ -139,6 +145,15 @@ std::vector<MeshOutcome> MeshProber::ExpireLost(int64_t now_ns) {
     pending_.erase(pending_.begin());
   }
   return lost;
+}
+
+std::vector<std::string> MeshProber::PeersLosingAll(uint32_t at_least) const {
+  std::vector<std::string> out;
+  for (const auto& [peer, n] : lost_in_row_) {
+    if (n >= at_least) out.push_back(peer);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 int64_t MeshProber::NextWake() const {

@@ -122,6 +122,11 @@ class MeshProber {
   // When the next request is due or the next pending one times out.
   int64_t NextWake() const;
 
+  // The peers whose last `at_least` probes were all lost: an agent that
+  // restarted, or whose device came back, answers on a new QPN, so the
+  // runtime asks its Describe again instead of waiting out the cache.
+  std::vector<std::string> PeersLosingAll(uint32_t at_least) const;
+
   const MeshSchedule& schedule() const { return schedule_; }
   size_t pending() const { return pending_.size(); }
   uint64_t unmatched() const { return unmatched_; }
@@ -153,6 +158,7 @@ class MeshProber {
   absl::flat_hash_map<std::string, std::string> tors_;
   std::map<uint64_t, Pending> pending_;  // by id: ids rise with time, so the oldest first
   uint64_t unmatched_ = 0;
+  absl::flat_hash_map<std::string, uint32_t> lost_in_row_;
 };
 
 }  // namespace roced::mesh

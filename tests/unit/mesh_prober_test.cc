@@ -85,6 +85,8 @@ TEST(MeshProber, ReplyFromTheResponderGivesTheNetworkRoundTrip) {
   EXPECT_TRUE(outcome->answered);
   EXPECT_EQ(outcome->peer, "b");
   EXPECT_EQ(outcome->rtt_ns, 220'000);  // 250 us less the responder's 30 us
+  EXPECT_EQ(reply->dscp, r.dscp);  // the reply keeps the request's class
+  EXPECT_EQ(reply->flow_label, r.flow_label);
   // The same reply again matches nothing.
   EXPECT_FALSE(p.OnReply(reply->bytes, 1 * kMs + 260'000, false).has_value());
   EXPECT_EQ(p.unmatched(), 1u);
@@ -196,6 +198,37 @@ TEST(MeshProber, SendFailedForgetsTheRequestWithoutCountingIt) {
   EXPECT_EQ(p.pending(), 0u);
   EXPECT_TRUE(p.ExpireLost(10 * kS).empty());
   EXPECT_TRUE(p.Snapshot(10 * kS).empty());
+}
+
+// A peer that stops answering altogether (its agent restarted on a new
+// QPN) is named once its last N probes were all lost, and not after an
+// answer.
+TEST(MeshProber, PeersLosingEveryProbeAreNamed) {
+  MeshProber p = Make("a");
+  p.SetPinglist(List({"b", "c"}), 0);
+  p.SetTarget("b", Target(4096));
+  p.SetTarget("c", Target(4096));
+  std::vector<MeshRequest> requests = DueBetween(p, 0, 2 * kS);
+  // c answers everything, b nothing.
+  for (const MeshRequest& r : requests) {
+    if (r.peer != "c") continue;
+    absl::StatusOr<MeshAnswer> reply = MeshProber::Answer(r.bytes, 1, 2, false);
+    ASSERT_TRUE(reply.ok());
+    ASSERT_TRUE(p.OnReply(reply->bytes, 2 * kS, false).has_value());
+  }
+  p.ExpireLost(4 * kS);
+  EXPECT_EQ(p.PeersLosingAll(10), std::vector<std::string>{"b"});
+  EXPECT_TRUE(p.PeersLosingAll(21).empty());  // b lost 20
+  // One answer from b clears it.
+  std::vector<MeshRequest> more = DueBetween(p, 4 * kS, 4 * kS + 200 * kMs);
+  for (const MeshRequest& r : more) {
+    if (r.peer != "b") continue;
+    absl::StatusOr<MeshAnswer> reply = MeshProber::Answer(r.bytes, 1, 2, false);
+    ASSERT_TRUE(reply.ok());
+    ASSERT_TRUE(p.OnReply(reply->bytes, 5 * kS, false).has_value());
+    break;
+  }
+  EXPECT_TRUE(p.PeersLosingAll(10).empty());
 }
 
 TEST(MeshProber, TimeoutOutOfRangeIsRefusedByName) {

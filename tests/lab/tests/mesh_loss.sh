@@ -13,6 +13,8 @@
 #    stay whole, and `rocectl mesh --targets` over the three agents names
 #    node3 (a host) as the first suspect.
 #  - Cleared: node1's lost count for node3 stops rising.
+#  - node2's agent restarted (a new QPN): node1's probes of it are answered
+#    again within 45 s (described again after 10 lost in a row).
 # The agents are restarted without the mesh at the end.
 source "$(dirname "$0")/probe_lib.sh"
 NS=$PROBE_NS
@@ -120,4 +122,20 @@ sleep 10
 lc1=$(metric_sum node1 roced_mesh_probes_lost_total node3)
 sc1=$(metric_sum node1 roced_mesh_probes_sent_total node3)
 (((lc1 - lc0) * 50 <= (sc1 - sc0))) || fail "after clearing: $((lc1 - lc0)) of $((sc1 - sc0)) still lost"
-pass "UD QPN $qpn; healthy 0 loss; 20% on node3 -> $dl/$ds lost and '$first' named; cleared -> $((lc1 - lc0))/$((sc1 - sc0))"
+# node2's agent restarted: it answers on a new QPN; node1 describes it
+# again once its probes are all lost, and they are answered within 30 s.
+"$LAB" agent restart node2 >/dev/null || fail "node2's agent did not restart"
+t1=$(date +%s)
+back=0
+for _ in $(seq 45); do
+  sleep 1
+  a0=$(metric_sum node1 roced_mesh_probes_sent_total node2)
+  b0=$(metric_sum node1 roced_mesh_probes_lost_total node2)
+  sleep 2
+  a1=$(metric_sum node1 roced_mesh_probes_sent_total node2)
+  b1=$(metric_sum node1 roced_mesh_probes_lost_total node2)
+  if ((a1 - a0 >= 5 && b1 - b0 == 0)); then back=$(($(date +%s) - t1)); break; fi
+done
+((back > 0)) || fail "node1's probes of node2 were not answered again within 45 s of node2's restart"
+log "node2 restarted: node1's probes answered again after ${back} s"
+pass "UD QPN $qpn; healthy 0 loss; 20% on node3 -> $dl/$ds lost and '$first' named; cleared -> $((lc1 - lc0))/$((sc1 - sc0)); node2 restarted -> answered after ${back} s"
