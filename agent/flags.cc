@@ -71,6 +71,13 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
                "over UD queue pairs, answer their probes, and serve ListMeshResults and the "
                "roced_mesh_* metrics. This node is the member named as its hostname. Empty "
                "(default): no mesh.");
+  p->AddDuration("mesh-window", &f->mesh_window, "DUR",
+                 "The sliding window the mesh's loss and round trips are taken over (1s..1h, in "
+                 "6 steps). Default 60s.");
+  p->AddString("mesh-dscps", &f->mesh_dscps, "LIST",
+               "DSCPs the mesh's probes rotate through, comma-separated (at most 8, each 0..63): "
+               "a class dropped on a path shows only when more than one is probed. Default 26 "
+               "(RoCE's).");
   p->AddString("sysfs-root", &f->sysfs_root, "DIR",
                "Root of sysfs. Point it at a fixture tree to run without hardware; libibverbs is "
                "used only when this is /sys.");

@@ -250,6 +250,19 @@ int Run(int argc, char** argv) {
   mesh_options.registry = registry.get();
   mesh_options.procfs_root = flags.procfs_root;
   mesh_options.peer_credentials = probe_options.peer_credentials;
+  mesh_options.prober.results.window = flags.mesh_window;
+  absl::StatusOr<std::vector<uint32_t>> dscps = roced::agent::ParseMeshDscps(flags.mesh_dscps);
+  if (dscps.ok()) mesh_options.prober.schedule.dscps = *dscps;
+  absl::Status mesh_check =
+      dscps.ok() ? roced::mesh::MeshProber::Create("check", mesh_options.prober).status() : dscps.status();
+  if (!mesh_check.ok()) {
+    std::cerr << "roced: " << (dscps.ok() ? "--mesh-window: " : "") << mesh_check.message() << "\n";
+    agent.Stop();
+    probes.Stop();
+    counters.Stop();
+    if (lldp) lldp->Stop();
+    return kExitError;
+  }
   roced::agent::MeshRuntime mesh(&agent, lldp.get(), mesh_options);
   mesh.Start();
 

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
 #include "agent/describe.h"
@@ -109,6 +110,26 @@ std::optional<double> CpuPressureAvg10(const std::string& procfs_root) {
     }
   }
   return std::nullopt;
+}
+
+absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text) {
+  std::vector<uint32_t> out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    uint32_t v = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v > 63) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mesh-dscps: \"", part, "\" is not a DSCP (0..63, comma-separated)"));
+    }
+    if (std::find(out.begin(), out.end(), v) != out.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--mesh-dscps: DSCP ", v, " is listed twice"));
+    }
+    out.push_back(v);
+  }
+  if (out.size() > mesh::kMaxMeshClasses) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mesh-dscps: ", out.size(), " DSCPs; at most ", mesh::kMaxMeshClasses));
+  }
+  return out;
 }
 
 MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions options)

@@ -73,6 +73,11 @@ double NextSlowdown(double current, double cpu_pressure_avg10);
 // "some avg10" of /proc/pressure/cpu; nullopt when unreadable (no PSI).
 std::optional<double> CpuPressureAvg10(const std::string& procfs_root);
 
+// --mesh-dscps: "26,0" -> {26, 0}. INVALID_ARGUMENT naming the flag, the
+// value and the range (at most mesh::kMaxMeshClasses values of 0..63, no
+// repeats).
+absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text);
+
 // A peer's Describe over gRPC (address, deadline).
 using DescribeFn =
     std::function<absl::StatusOr<roced::v1::DescribeResponse>(const std::string& address, absl::Time deadline)>;

@@ -570,5 +570,16 @@ TEST(MeshRuntime, SlowdownFollowsCpuPressureWithinItsBounds) {
   EXPECT_EQ(CpuPressureAvg10(dir + "/none"), std::nullopt);
 }
 
+TEST(MeshRuntime, DscpListParsedOrRefusedNamingTheFlag) {
+  EXPECT_EQ(*ParseMeshDscps("26"), (std::vector<uint32_t>{26}));
+  EXPECT_EQ(*ParseMeshDscps("26, 0"), (std::vector<uint32_t>{26, 0}));
+  for (const char* bad : {"", "64", "26,x", "26,26", "1,2,3,4,5,6,7,8,9", "-1"}) {
+    absl::StatusOr<std::vector<uint32_t>> r = ParseMeshDscps(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), testing::HasSubstr("--mesh-dscps")) << bad;
+  }
+}
+
 }  // namespace mesh_runtime_test
 }  // namespace roced::agent

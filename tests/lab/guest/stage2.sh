@@ -47,7 +47,8 @@ echo "${uuid//-/}" >/etc/machine-id
 {
   echo "127.0.0.1 localhost"
   echo "127.0.1.1 $NODE"
-  for ((i = 1; i <= NODES; i++)); do echo "$SUBNET_PREFIX.$((10 + i)) node$i"; done
+  i=1
+  for ip in $NODE_IPS; do echo "$ip node$i"; i=$((i + 1)); done
   echo "$HOST_IP labhost"
 } >/etc/hosts
 echo "$NODE" >/etc/hostname
@@ -95,6 +96,8 @@ printf '%s\n' \
   "link set labmgmt up" \
   "addr add $NODE_IP/$PREFIXLEN dev eth0" \
   "link set eth0 up" | ip -batch - || say "ip setup failed"
+# The routed lab: the other ToRs' subnets through this ToR's gateway.
+if [[ -n ${GATEWAY:-} ]]; then ip route add "$ROUTED_NET" via "$GATEWAY" dev eth0 || say "route via $GATEWAY failed"; fi
 ethtool -K eth0 tx off sg off tso off gso off gro off >/dev/null 2>&1 ||
   say "ethtool -K eth0 failed"
 

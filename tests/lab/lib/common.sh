@@ -15,7 +15,7 @@ LAB_NETNS=$LAB_NAME
 LAB_SUBNET_PREFIX=192.168.77      # exists only inside the lab namespace
 LAB_HOST_IP=$LAB_SUBNET_PREFIX.1  # the namespace's own address on the bridge
 LAB_BRIDGE=labbr0
-LAB_MAX_NODES=4
+LAB_MAX_NODES=8
 LAB_RUNNER_PORT_BASE=2200         # exec runner: 127.0.0.1:(base+i) in the netns
 LAB_GRPC_PORT=7471
 LAB_METRICS_PORT=9471
@@ -67,7 +67,22 @@ lab_node_index() { # node3 -> 3
   (( BASH_REMATCH[1] <= LAB_MAX_NODES )) || return 1
   echo "${BASH_REMATCH[1]}"
 }
-lab_node_ip() { echo "$LAB_SUBNET_PREFIX.$((10 + $1))"; }
+# The routed lab (`up --tors T`, T > 1): node i stands under ToR
+# ((i - 1) mod T) + 1, in subnet 10.77.TOR.0/24 (the ToR's gateway .254, the
+# lab namespace's own address there .1); LAB_TORS comes from the state file.
+LAB_ROUTED_PREFIX=10.77
+lab_node_tor() { echo $((($1 - 1) % ${LAB_TORS:-1} + 1)); }
+lab_node_ip() {
+  if ((${LAB_TORS:-1} > 1)); then echo "$LAB_ROUTED_PREFIX.$(lab_node_tor "$1").$((10 + $1))"
+  else echo "$LAB_SUBNET_PREFIX.$((10 + $1))"; fi
+}
+# The lab namespace's address on node i's network.
+lab_host_ip() {
+  if ((${LAB_TORS:-1} > 1)); then echo "$LAB_ROUTED_PREFIX.$(lab_node_tor "$1").1"; else echo "$LAB_HOST_IP"; fi
+}
+# Where node i's tap hangs: the ToR's namespace and bridge, or the lab's.
+lab_node_netns() { if ((${LAB_TORS:-1} > 1)); then echo "$LAB_NETNS-tor$(lab_node_tor "$1")"; else echo "$LAB_NETNS"; fi; }
+lab_node_bridge() { if ((${LAB_TORS:-1} > 1)); then echo torbr; else echo "$LAB_BRIDGE"; fi; }
 lab_node_tap() { echo "tap-node$1"; }
 lab_node_mac() { printf '52:54:00:77:00:%02x' "$1"; }
 

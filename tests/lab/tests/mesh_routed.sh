@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The fleet mesh's done-when (issue 14) in the routed lab: six nodes under
+# three ToRs (two hosts each), every ToR joined to two spines with ECMP, so
+# RoCE v2 crosses layer 3 as in production. Every agent runs the mesh at the
+# default rates (10/s under the ToR, 1/s across) over DSCPs 26 and 0, with
+# a 20 s window. Four faults, one at a time; for each, `rocectl mesh
+# --targets` over the six agents must name the right component as its first
+# suspect within 30 s, and no suspect once it is cleared (a window later):
+#   1. 20% loss on node3's link (its RNIC)            -> host node3
+#   2. 20% loss on the link tor1 - spine1 (a ToR port) -> tor_uplinks tor1
+#   3. spine1 drops RoCE packets of 1 KiB and more     -> fabric, size 1024
+#   4. spine2 drops DSCP 26                            -> fabric, DSCP 26
+# Its own lab (LAB_NAME roced-lab-routed), brought up and down here.
+source "$(dirname "$0")/lib.sh"
+export LAB_NAME=roced-lab-routed
+export LAB_RUN=/run/$LAB_NAME
+why=$(lab_preflight_reason)
+[[ -z $why ]] || skip "$why"
+[[ -x ${ROCED_BIN:-} && -x ${ROCECTL_BIN:-} ]] || skip "the agent binaries are not built (${ROCED_BIN:-roced})"
+
+"$LAB" down >/dev/null 2>&1 || true
+trap '"$LAB" down >/dev/null 2>&1 || true' EXIT
+"$LAB" up --nodes 6 --tors 3 --mem 512 --ttl 1500 >/dev/null || fail "lab up --nodes 6 --tors 3 failed"
+# shellcheck source=/dev/null
+source "$LAB_RUN/state"
+NS=$("$LAB" netns)
+tmp=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
+inventory=$tmp/inventory.txt
+for i in 1 2 3 4 5 6; do
+  echo "node$i $("$LAB" addr "node$i"):7471 tor$(((i - 1) % 3 + 1)) pod1"
+done >"$inventory"
+for i in 1 2 3 4 5 6; do
+  cp "$inventory" "$("$LAB" logdir "node$i")/mesh.txt"
+  echo "--mesh-inventory /lab/mesh.txt --mesh-window 20s --mesh-dscps 26,0" >"$("$LAB" logdir "node$i")/roced.args"
+  "$LAB" agent restart "node$i" >/dev/null || fail "node$i: roced did not restart with the mesh"
+done
+
+mesh() { ip netns exec "$NS" "$ROCECTL_BIN" --timeout 20s -o json mesh --targets "$inventory" 2>/dev/null; }
+# first_suspect: "KIND COMPONENT SIZE DSCP" of the first suspect ("none").
+first_suspect() {
+  local out
+  out=$(mesh) || true
+  "$PY" -c '
+import json, sys
+try:
+    j = json.loads(sys.argv[1])
+except ValueError:
+    print("error"); sys.exit()
+s = j.get("suspects") or []
+if not s: print("none"); sys.exit()
+f = s[0]
+print(f.get("kind"), f.get("component") or "-", f.get("sizeBytes", f.get("size_bytes", "-")), f.get("dscp", "-"))' "$out"
+}
+# wait_for WANT SECONDS: polls until the first suspect starts with WANT.
+wait_for() {
+  local want=$1 limit=$2 t0 got
+  t0=$(date +%s)
+  while (($(date +%s) - t0 <= limit)); do
+    got=$(first_suspect)
+    [[ $got == "$want"* ]] && { echo $(($(date +%s) - t0)); return 0; }
+    sleep 2
+  done
+  echo "last: $got"
+  return 1
+}
+
+# Healthy first: probes flowing over both spines, no suspect.
+healthy=$(wait_for none 90) || fail "the healthy routed lab has a suspect: $healthy; $(mesh)"
+for s in 1 2; do
+  rx=$(ip netns exec "$NS-spine$s" cat /sys/class/net/dn1/statistics/rx_packets)
+  ((rx > 100)) || fail "spine$s carried $rx packets from tor1: ECMP sends nothing its way"
+done
+log "healthy: no suspect; both spines carry traffic"
+
+declare -A took
+fault() { # NAME WANT INJECT CLEAR
+  local name=$1 want=$2 inject=$3 clear=$4 t
+  eval "$inject" >/dev/null || fail "$name: could not inject ($inject)"
+  if ! t=$(wait_for "$want" 30); then
+    eval "$clear" >/dev/null 2>&1 || true
+    fail "$name: rocectl mesh did not name '$want' within 30 s ($t); $(mesh)"
+  fi
+  took[$name]=$t
+  eval "$clear" >/dev/null || fail "$name: could not clear"
+  t=$(wait_for none 60) || fail "$name cleared: a suspect stays ($t)"
+  log "$name: '$want' named after ${took[$name]} s; cleared after $t s"
+}
+fault "node3 RNIC loss" "host node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem node3 clear'
+fault "tor1-spine1 loss" "tor_uplinks tor1" '"$LAB" fault uplink 1 1 loss 20%' '"$LAB" fault uplink 1 1 clear'
+fault "spine1 drops >= 1 KiB" "fabric - 1024" '"$LAB" fault spine 1 drop-large' '"$LAB" fault spine 1 clear'
+fault "spine2 drops DSCP 26" "fabric - - 26" '"$LAB" fault spine 2 drop-dscp 26' '"$LAB" fault spine 2 clear'
+pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s"
