@@ -20,6 +20,9 @@ PKGS=(
   prometheus curl systemd python3 python3-yaml
   # ping: the neighbour tests make the kernel resolve an address (netns, lab)
   iputils-ping
+  # the routed lab's fabric faults (nft in the ToR and spine namespaces: the
+  # host kernel here has nf_tables but no tc qdiscs or classifiers)
+  nftables
   # the LLDP decoder is checked against tcpdump's own decoding of the same frames
   tcpdump
   # the web config e2e test: certificates made at test time (bcrypt hashes
