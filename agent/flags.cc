@@ -71,6 +71,11 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
                "over UD queue pairs, answer their probes, and serve ListMeshResults and the "
                "roced_mesh_* metrics. This node is the member named as its hostname. Empty "
                "(default): no mesh.");
+  p->AddString("mesh-dns", &f->mesh_dns, "NAME:PORT",
+               "Run the fleet mesh with the members a DNS name resolves to (every address, e.g. a "
+               "Kubernetes headless Service over the DaemonSet), re-resolved every 15 s; each "
+               "address's ProbePeer.Describe says its node name, ToR and pod (cached 5 min). "
+               "Instead of --mesh-inventory.");
   p->AddDuration("mesh-window", &f->mesh_window, "DUR",
                  "The sliding window the mesh's loss and round trips are taken over (1s..1h, in "
                  "6 steps). Default 60s.");

@@ -30,6 +30,7 @@ struct Flags {
   std::string debugfs_root = "/sys/kernel/debug";
   std::string log_level = "info";
   std::string mesh_inventory;
+  std::string mesh_dns;
   absl::Duration mesh_window = absl::Seconds(60);
   std::string mesh_dscps = "26";
   absl::Duration discovery_interval = absl::Seconds(60);

@@ -189,6 +189,29 @@ void ServeSignals(const sigset_t& signals, roced::agent::Agent* agent, const std
   }
 }
 
+// The mesh flags as MeshRuntimeOptions; errors name the flag.
+absl::StatusOr<roced::agent::MeshRuntimeOptions> MeshOptionsFrom(const roced::agent::Flags& flags) {
+  roced::agent::MeshRuntimeOptions o;
+  if (!flags.mesh_dns.empty() && !flags.mesh_inventory.empty()) {
+    return absl::InvalidArgumentError("--mesh-dns and --mesh-inventory: give one membership source, not both");
+  }
+  o.inventory_path = flags.mesh_inventory;
+  if (!flags.mesh_dns.empty()) {
+    absl::StatusOr<std::pair<std::string, uint16_t>> dns = roced::agent::ParseMeshDns(flags.mesh_dns);
+    if (!dns.ok()) return dns.status();
+    o.dns_name = dns->first;
+    o.dns_port = dns->second;
+  }
+  absl::StatusOr<std::vector<uint32_t>> dscps = roced::agent::ParseMeshDscps(flags.mesh_dscps);
+  if (!dscps.ok()) return dscps.status();
+  o.prober.schedule.dscps = *dscps;
+  o.prober.results.window = flags.mesh_window;
+  if (absl::Status s = roced::mesh::MeshProber::Create("check", o.prober).status(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--mesh-window: ", s.message()));
+  }
+  return o;
+}
+
 int Run(int argc, char** argv) {
   roced::agent::Flags flags;
   roced::util::ArgParser parser;
@@ -197,6 +220,11 @@ int Run(int argc, char** argv) {
   absl::StatusOr<roced::agent::ServerOptions> server_options = ServerOptionsFrom(flags);
   if (!server_options.ok()) {
     std::cerr << "roced: " << server_options.status().message() << "\n";
+    return kExitError;
+  }
+  absl::StatusOr<roced::agent::MeshRuntimeOptions> mesh_options = MeshOptionsFrom(flags);
+  if (!mesh_options.ok()) {
+    std::cerr << "roced: " << mesh_options.status().message() << "\n";
     return kExitError;
   }
   const sigset_t signals = PrepareProcess();
@@ -243,27 +271,16 @@ int Run(int argc, char** argv) {
     lldp->Start();
   }
 
-  // The fleet mesh, when an inventory is given: its UD ports need verbs,
-  // so only on the live kernel.
-  roced::agent::MeshRuntimeOptions mesh_options;
-  if (node.live()) mesh_options.inventory_path = flags.mesh_inventory;
-  mesh_options.registry = registry.get();
-  mesh_options.procfs_root = flags.procfs_root;
-  mesh_options.peer_credentials = probe_options.peer_credentials;
-  mesh_options.prober.results.window = flags.mesh_window;
-  absl::StatusOr<std::vector<uint32_t>> dscps = roced::agent::ParseMeshDscps(flags.mesh_dscps);
-  if (dscps.ok()) mesh_options.prober.schedule.dscps = *dscps;
-  absl::Status mesh_check =
-      dscps.ok() ? roced::mesh::MeshProber::Create("check", mesh_options.prober).status() : dscps.status();
-  if (!mesh_check.ok()) {
-    std::cerr << "roced: " << (dscps.ok() ? "--mesh-window: " : "") << mesh_check.message() << "\n";
-    agent.Stop();
-    probes.Stop();
-    counters.Stop();
-    if (lldp) lldp->Stop();
-    return kExitError;
+  // The fleet mesh (validated before anything started): its UD ports
+  // need verbs, so only on the live kernel.
+  if (!node.live()) {
+    mesh_options->inventory_path.clear();
+    mesh_options->dns_name.clear();
   }
-  roced::agent::MeshRuntime mesh(&agent, lldp.get(), mesh_options);
+  mesh_options->registry = registry.get();
+  mesh_options->procfs_root = flags.procfs_root;
+  mesh_options->peer_credentials = probe_options.peer_credentials;
+  roced::agent::MeshRuntime mesh(&agent, lldp.get(), *mesh_options);
   mesh.Start();
 
   roced::agent::Server server({&agent, &counters, &probes, registry, lldp.get(), mesh.enabled() ? &mesh : nullptr},

@@ -1,6 +1,7 @@
 #include "agent/mesh_runtime.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -91,6 +92,41 @@ const char* ScopeName(mesh::PeerScope scope) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<std::string>> ResolveAll(const std::string& name, uint16_t port) {
+  addrinfo hints = {};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  if (int rc = getaddrinfo(name.c_str(), nullptr, &hints, &result); rc != 0) {
+    return absl::UnavailableError(absl::StrCat("DNS ", name, ": ", gai_strerror(rc)));
+  }
+  std::set<std::string> out;
+  for (addrinfo* a = result; a != nullptr && out.size() < mesh::kMaxInventoryMembers; a = a->ai_next) {
+    char host[INET6_ADDRSTRLEN] = {};
+    if (a->ai_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, host, sizeof(host));
+      out.insert(absl::StrCat(host, ":", port));
+    } else if (a->ai_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, host, sizeof(host));
+      out.insert(absl::StrCat("[", host, "]:", port));
+    }
+  }
+  freeaddrinfo(result);
+  return std::vector<std::string>(out.begin(), out.end());
+}
+
+absl::StatusOr<std::pair<std::string, uint16_t>> ParseMeshDns(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  uint32_t port = 0;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(text.substr(colon + 1), &port) || port == 0 ||
+      port > 65535 || text.size() > mesh::kMaxInventoryField) {
+    return absl::InvalidArgumentError(absl::StrCat("--mesh-dns: \"", text,
+                                                   "\" is not NAME:PORT (a DNS name of at most 253 bytes, "
+                                                   "a port 1..65535)"));
+  }
+  return std::make_pair(text.substr(0, colon), static_cast<uint16_t>(port));
+}
+
 double NextSlowdown(double current, double cpu_pressure_avg10) {
   double next = current;
   if (cpu_pressure_avg10 > kPressureHigh) next = current * 2;
@@ -134,6 +170,7 @@ absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text) {
 
 MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions options)
     : agent_(agent), lldp_(lldp), options_(std::move(options)) {
+  if (!options_.resolve) options_.resolve = ResolveAll;
   if (!options_.describe) {
     options_.describe = [creds = options_.peer_credentials](const std::string& address, absl::Time deadline) {
       return GrpcDescribe(creds, address, deadline);
@@ -190,7 +227,9 @@ void MeshRuntime::Start() {
   stop_ = false;
   members_thread_ = std::thread([this] { MembersLoop(); });
   probe_thread_ = std::thread([this] { ProbeLoop(); });
-  LOG_INFO << "mesh: on, membership from " << options_.inventory_path;
+  LOG_INFO << "mesh: on, membership from "
+           << (options_.dns_name.empty() ? options_.inventory_path
+                                         : absl::StrCat("DNS ", options_.dns_name, ":", options_.dns_port));
 }
 
 void MeshRuntime::Stop() {
@@ -242,8 +281,44 @@ absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ReadInventory() {
   return members_;
 }
 
+absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ResolveMembers() {
+  absl::StatusOr<std::vector<std::string>> addresses = options_.resolve(options_.dns_name, options_.dns_port);
+  if (!addresses.ok()) return addresses.status();
+  const std::set<std::string> now_listed(addresses->begin(), addresses->end());
+  std::erase_if(dns_cache_, [&](const auto& e) { return !now_listed.contains(e.first); });
+  for (const std::string& address : *addresses) {
+    DnsEntry& e = dns_cache_[address];
+    if (e.next > absl::Now() || stop_) continue;
+    absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
+    e.member.reset();
+    e.next = absl::Now() + (d.ok() ? kDescribeTtl : kDescribeRetry);
+    if (!d.ok()) {
+      LOG_DEBUG << "mesh: " << d.status().message();
+      continue;
+    }
+    e.member = mesh::Member{d->node_name(), address, d->tor(), d->pod()};
+  }
+  std::vector<mesh::Member> members;
+  std::set<std::string> names;
+  for (const auto& [address, e] : dns_cache_) {
+    if (e.member.has_value() && !e.member->name.empty() && names.insert(e.member->name).second) {
+      members.push_back(*e.member);
+    }
+  }
+  if (members.empty()) {
+    return absl::UnavailableError(absl::StrCat("DNS ", options_.dns_name, ": none of its ", addresses->size(),
+                                               " addresses answered Describe"));
+  }
+  if (members.size() != members_.size()) {
+    LOG_INFO << "mesh: " << members.size() << " members from DNS " << options_.dns_name;
+  }
+  members_ = members;
+  return members;
+}
+
 void MeshRuntime::RefreshMembers() {
-  absl::StatusOr<std::vector<mesh::Member>> read = ReadInventory();
+  absl::StatusOr<std::vector<mesh::Member>> read =
+      options_.dns_name.empty() ? ReadInventory() : ResolveMembers();
   std::lock_guard<std::mutex> lock(mu_);
   inventory_error_ = read.ok() ? "" : std::string(read.status().message());
   if (!read.ok()) {
@@ -540,7 +615,7 @@ void MeshRuntime::PruneSeries(const std::map<std::string, PeerInfo>& peers) {
 absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
     const roced::v1::ListMeshResultsRequest& request) const {
   if (!enabled()) {
-    return absl::FailedPreconditionError("the mesh is off: start roced with --mesh-inventory FILE");
+    return absl::FailedPreconditionError("the mesh is off: start roced with --mesh-inventory FILE or --mesh-dns NAME:PORT");
   }
   if (request.peer().size() > mesh::kMaxInventoryField) {
     return absl::InvalidArgumentError(

@@ -78,12 +78,26 @@ std::optional<double> CpuPressureAvg10(const std::string& procfs_root);
 // repeats).
 absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text);
 
+// The addresses a name resolves to, as host:port gRPC addresses (IPv6 in
+// brackets), sorted; at most mesh::kMaxInventoryMembers.
+using ResolveFn = std::function<absl::StatusOr<std::vector<std::string>>(const std::string& name, uint16_t port)>;
+absl::StatusOr<std::vector<std::string>> ResolveAll(const std::string& name, uint16_t port);
+
+// --mesh-dns NAME:PORT -> (NAME, PORT). INVALID_ARGUMENT naming the flag.
+absl::StatusOr<std::pair<std::string, uint16_t>> ParseMeshDns(const std::string& text);
+
 // A peer's Describe over gRPC (address, deadline).
 using DescribeFn =
     std::function<absl::StatusOr<roced::v1::DescribeResponse>(const std::string& address, absl::Time deadline)>;
 
 struct MeshRuntimeOptions {
-  std::string inventory_path;  // empty: the mesh is off
+  // Where the membership comes from: an inventory file, or a DNS name that
+  // resolves to every agent (a Kubernetes headless Service over the
+  // DaemonSet), each address's Describe saying who it is. Neither: off.
+  std::string inventory_path;
+  std::string dns_name;
+  uint16_t dns_port = 7471;
+  ResolveFn resolve;  // unset: ResolveAll (getaddrinfo)
   absl::Duration refresh = absl::Seconds(15);
   mesh::MeshProberOptions prober;
   mesh::PinglistOptions pinglist;
@@ -104,7 +118,7 @@ class MeshRuntime {
   // Starts the threads when an inventory is configured.
   void Start();
   void Stop();
-  bool enabled() const { return !options_.inventory_path.empty(); }
+  bool enabled() const { return !options_.inventory_path.empty() || !options_.dns_name.empty(); }
 
   // ListMeshResults: FAILED_PRECONDITION when the mesh is off;
   // INVALID_ARGUMENT for a peer name over 253 bytes.
@@ -134,6 +148,13 @@ class MeshRuntime {
   // the pinglist, and Describe for the peers due one.
   void RefreshMembers();
   absl::StatusOr<std::vector<mesh::Member>> ReadInventory();
+  // The DNS source: every address the name resolves to, described (cached
+  // for kDescribeTtl, a failure retried after kDescribeRetry).
+  absl::StatusOr<std::vector<mesh::Member>> ResolveMembers();
+  struct DnsEntry {
+    std::optional<mesh::Member> member;
+    absl::Time next = absl::InfinitePast();
+  };
   void DescribePeers();
   // Opens the UD port on the first RoCE endpoint; false when there is none
   // usable (logged once per reason).
@@ -173,6 +194,7 @@ class MeshRuntime {
   // Owned by the probe loop's thread.
   std::unique_ptr<probe::UdPort> port_;
   std::vector<mesh::Member> members_;  // the members thread's
+  std::map<std::string, DnsEntry> dns_cache_;  // by address; the members thread's
   absl::Time inventory_mtime_ = absl::InfinitePast();
   int64_t last_expire_ns_ = 0;
 

@@ -106,7 +106,7 @@ grpc::Status AgentService::ListMeshResults(grpc::ServerContext* context,
   return gate_->Serve(context, kListMeshResults, [&](const Caller&, AuditNote*) {
     if (mesh_ == nullptr) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "the mesh is off: start roced with --mesh-inventory FILE");
+                          "the mesh is off: start roced with --mesh-inventory FILE or --mesh-dns NAME:PORT");
     }
     absl::StatusOr<roced::v1::ListMeshResultsResponse> list = mesh_->List(*request);
     if (!list.ok()) return ToGrpc(list.status());

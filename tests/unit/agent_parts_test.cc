@@ -570,6 +570,60 @@ TEST(MeshRuntime, SlowdownFollowsCpuPressureWithinItsBounds) {
   EXPECT_EQ(CpuPressureAvg10(dir + "/none"), std::nullopt);
 }
 
+// The DNS source: the name's addresses, each described to learn its node
+// name, ToR and pod; an address that does not answer is left out; this node
+// is found among them by its hostname.
+TEST(MeshRuntime, MembersFromADnsNameAndTheirDescribe) {
+  FixtureAgent agent;
+  const std::string self = agent.get()->State().hostname();
+  const std::string dir = test_util::MakeTempDir("roced-mesh");
+  MeshRuntimeOptions options;
+  options.dns_name = "roced.fleet.svc";
+  options.dns_port = 7471;
+  options.procfs_root = dir;
+  std::atomic<int> resolved{0};
+  options.resolve = [&](const std::string& name, uint16_t port) -> absl::StatusOr<std::vector<std::string>> {
+    EXPECT_EQ(name, "roced.fleet.svc");
+    EXPECT_EQ(port, 7471);
+    ++resolved;
+    return std::vector<std::string>{"10.0.0.1:7471", "10.0.0.2:7471", "10.0.0.3:7471"};
+  };
+  options.describe = [&](const std::string& address, absl::Time) -> absl::StatusOr<roced::v1::DescribeResponse> {
+    roced::v1::DescribeResponse d;
+    if (address == "10.0.0.3:7471") return absl::UnavailableError("connection refused");
+    d = address == "10.0.0.1:7471" ? Peer(self, 0) : Peer("peer-b", 9);
+    d.set_tor("tor-q");
+    d.set_pod("pod-9");
+    return d;
+  };
+  MeshRuntime runtime(agent.get(), nullptr, options);
+  EXPECT_TRUE(runtime.enabled());
+  runtime.Start();
+  roced::v1::ListMeshResultsResponse r = Described(runtime, 1);
+  runtime.Stop();
+  EXPECT_GE(resolved.load(), 1);
+  EXPECT_EQ(r.tor(), "tor-q");  // this node's, as its own Describe says
+  ASSERT_EQ(r.peers_size(), 1);
+  EXPECT_EQ(r.peers(0).name(), "peer-b");
+  EXPECT_EQ(r.peers(0).address(), "10.0.0.2:7471");
+  EXPECT_EQ(r.peers(0).tor(), "tor-q");
+  EXPECT_TRUE(r.peers(0).reachable());
+}
+
+TEST(MeshRuntime, DnsFlagParsedOrRefusedNamingIt) {
+  EXPECT_EQ(*ParseMeshDns("roced.kube-system.svc:7471"), std::make_pair(std::string("roced.kube-system.svc"), uint16_t{7471}));
+  for (const char* bad : {"roced", "roced:", ":7471", "roced:0", "roced:70000", "roced:x"}) {
+    absl::StatusOr<std::pair<std::string, uint16_t>> r = ParseMeshDns(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), testing::HasSubstr("--mesh-dns")) << bad;
+  }
+  // A real resolution: localhost's addresses with the port.
+  absl::StatusOr<std::vector<std::string>> local = ResolveAll("localhost", 7471);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_THAT(*local, testing::Contains(testing::AnyOf("127.0.0.1:7471", "[::1]:7471")));
+  EXPECT_FALSE(ResolveAll("no-such-host.invalid", 1).ok());
+}
+
 TEST(MeshRuntime, DscpListParsedOrRefusedNamingTheFlag) {
   EXPECT_EQ(*ParseMeshDscps("26"), (std::vector<uint32_t>{26}));
   EXPECT_EQ(*ParseMeshDscps("26, 0"), (std::vector<uint32_t>{26, 0}));

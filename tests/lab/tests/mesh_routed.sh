@@ -11,9 +11,9 @@
 #   3. spine1 drops RoCE packets of 1 KiB and more     -> fabric, size 1024
 #   4. spine2 drops DSCP 26                            -> fabric, DSCP 26
 # Its own lab (LAB_NAME roced-lab-routed), brought up and down here.
-source "$(dirname "$0")/lib.sh"
 export LAB_NAME=roced-lab-routed
 export LAB_RUN=/run/$LAB_NAME
+source "$(dirname "$0")/lib.sh"
 why=$(lab_preflight_reason)
 [[ -z $why ]] || skip "$why"
 [[ -x ${ROCED_BIN:-} && -x ${ROCECTL_BIN:-} ]] || skip "the agent binaries are not built (${ROCED_BIN:-roced})"
