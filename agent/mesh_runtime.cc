@@ -431,8 +431,12 @@ bool MeshRuntime::OpenPort() {
       std::lock_guard<std::mutex> lock(mu_);
       port_info_ = PortInfo{o.device, o.port, port_->qpn(0), port_->nic_timestamps()};
       port_error_.clear();
+      std::string ports;
+      for (size_t i = 0; i < port_->qps(); ++i) {
+        absl::StrAppend(&ports, i == 0 ? "" : " ", port_->SourcePort(i, probe::MeshFlowLabel(i)));
+      }
       LOG_INFO << "mesh: responder on " << o.device << "/" << o.port << " (" << o.netdev << "), UD QPN "
-               << port_->qpn(0) << ", " << port_->qps() << " QPs, "
+               << port_->qpn(0) << ", " << port_->qps() << " QPs, UDP source ports " << ports << ", "
                << (port_->nic_timestamps() ? "NIC" : "host") << " timestamps";
       return true;
     }

@@ -340,11 +340,13 @@ absl::Status UdPort::Send(size_t qp, const UdAddress& to, uint8_t dscp, uint32_t
   return absl::OkStatus();
 }
 
-int64_t UdPort::NicNs(uint64_t raw) const {
-  // kHz: raw cycles * 1e6 / kHz nanoseconds, without overflowing.
-  const uint64_t khz = core_clock_khz_;
-  return static_cast<int64_t>(raw / khz * 1'000'000 + raw % khz * 1'000'000 / khz);
+int64_t CyclesToNs(uint64_t cycles, uint64_t khz) {
+  // cycles * 1e6 / kHz, split so that no product overflows.
+  if (khz == 0) return 0;
+  return static_cast<int64_t>(cycles / khz * 1'000'000 + cycles % khz * 1'000'000 / khz);
 }
+
+int64_t UdPort::NicNs(uint64_t raw) const { return CyclesToNs(raw, core_clock_khz_); }
 
 int UdPort::DrainCq(std::vector<Completion>* out) {
   const int64_t now = MonotonicNs();

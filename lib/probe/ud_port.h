@@ -96,6 +96,10 @@ uint16_t RxeSourcePort(uint32_t qpn);
 // The UDP source port a GRH flow label maps to (the kernel's and
 // rdma-core's rdma_flow_label_to_udp_sport).
 uint16_t FlowLabelSourcePort(uint32_t flow_label);
+// A completion timestamp in NIC core-clock cycles as nanoseconds, for a
+// clock of `khz` (ibv_device_attr_ex.hca_core_clock), without overflow for
+// any 64-bit count.
+int64_t CyclesToNs(uint64_t cycles, uint64_t khz);
 // The flow label used for flow index `index` (never 0: 0 means "none").
 uint32_t MeshFlowLabel(uint32_t index);
 

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "probe/counter_delta.h"
 #include "probe/gid.h"
@@ -15,6 +16,7 @@
 #include "probe/reason.h"
 #include "probe/schedule.h"
 #include "probe/stats.h"
+#include "probe/ud_port.h"
 #include "probe/verbs_endpoint.h"
 
 namespace roced::probe {
@@ -24,6 +26,33 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // --- latency and bandwidth figures -----------------------------------------
+
+// The mesh's UD port, pure parts: the UDP source port rxe gives a QP (the
+// lab's mesh_loss test checks the formula against packets on the wire),
+// the one a GRH flow label maps to (rdma_flow_label_to_udp_sport), the
+// flow labels used, and NIC cycles as nanoseconds.
+TEST(UdPort, SourcePortsAndClockConversion) {
+  EXPECT_EQ(RxeSourcePort(17), 0xDF94);
+  EXPECT_EQ(RxeSourcePort(0x123456), RxeSourcePort(0x123456));
+  for (uint32_t qpn : {1u, 17u, 0xffffffu}) {
+    EXPECT_GE(RxeSourcePort(qpn), 0xC000);
+  }
+  EXPECT_EQ(FlowLabelSourcePort(0x12345), 0xE341);  // low 14 bits xor the high 6
+  EXPECT_EQ(FlowLabelSourcePort(0), 0xC000);
+  std::set<uint32_t> labels;
+  for (uint32_t i = 0; i < 256; ++i) {
+    const uint32_t label = MeshFlowLabel(i);
+    EXPECT_NE(label, 0u);
+    EXPECT_LE(label, 0xfffffu);
+    labels.insert(label);
+  }
+  EXPECT_EQ(labels.size(), 256u);  // every index its own label
+  EXPECT_EQ(CyclesToNs(1'000'000, 1'000'000), 1'000'000);     // 1 GHz: a cycle a ns
+  EXPECT_EQ(CyclesToNs(156'250, 156'250), 1'000'000);         // 156.25 MHz: 1 ms
+  EXPECT_EQ(CyclesToNs(UINT64_MAX, 1'000'000), static_cast<int64_t>(UINT64_MAX / 1'000'000 * 1'000'000 +
+                                                                    UINT64_MAX % 1'000'000));
+  EXPECT_EQ(CyclesToNs(5, 0), 0);
+}
 
 TEST(LatencyStats, ReportsHalfTheRoundTripInMicroseconds) {
   // Round trips of 10, 20, 30 us are one-way latencies of 5, 10, 15 us.

@@ -70,6 +70,19 @@ lsh node1 "rdma res show qp link rxe0/1 lqpn $qpn" | grep -q "type UD" ||
   fail "node1's mesh QPN $qpn is not a UD QP on rxe0: $(lsh node1 'rdma res show qp link rxe0/1')"
 log "node1's responder: UD QPN $qpn on rxe0/1"
 
+# The UDP source ports node1's mesh datagrams leave from (tcpdump in node1,
+# UD SEND_ONLY: BTH opcode 0x64) are the ones its log says rxe gives its QPs
+# (0xC000 + hash_32(QPN, 14)): what a lost probe's source port reports.
+ports=$(grep -o 'UDP source ports [0-9 ]*' "$(agent_log node1)" | tail -n 1 | sed 's/UDP source ports //')
+[[ -n $ports ]] || fail "node1's log does not list its mesh source ports"
+seen=$(lsh node1 "timeout 20 tcpdump -i eth0 -nn -c 40 'udp dst port 4791 and src host $("$LAB" addr node1) and udp[8] == 0x64' 2>/dev/null" |
+  sed -n 's/.* IP [0-9.]*\.\([0-9]*\) > .*/\1/p' | sort -un | paste -sd' ')
+[[ -n $seen ]] || fail "tcpdump saw no UD datagram from node1"
+for p in $seen; do
+  [[ " $ports " == *" $p "* ]] || fail "node1 sent a mesh datagram from UDP port $p, not one of its QPs' ($ports)"
+done
+log "node1's mesh datagrams left from UDP ports {$seen}, all among its QPs' {$ports}"
+
 # Healthy: probes both ways, nothing lost, requests answered.
 sleep 5
 for peer in node2 node3; do
