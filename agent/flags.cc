@@ -4,6 +4,32 @@
 
 namespace roced::agent {
 
+namespace {
+
+// The fleet mesh's flags (issue 14).
+void RegisterMeshFlags(Flags* f, util::ArgParser* p) {
+  p->AddString("mesh-inventory", &f->mesh_inventory, "FILE",
+               "Run the fleet mesh: probe the peers this node's pinglist picks from the members "
+               "listed in FILE (one a line: NAME ADDRESS [TOR [POD]]; read again when it changes) "
+               "over UD queue pairs, answer their probes, and serve ListMeshResults and the "
+               "roced_mesh_* metrics. This node is the member named as its hostname. Empty "
+               "(default): no mesh.");
+  p->AddString("mesh-dns", &f->mesh_dns, "NAME:PORT",
+               "Run the fleet mesh with the members a DNS name resolves to (every address, e.g. a "
+               "Kubernetes headless Service over the DaemonSet), re-resolved every 15 s; each "
+               "address's ProbePeer.Describe says its node name, ToR and pod (cached 5 min). "
+               "Instead of --mesh-inventory.");
+  p->AddDuration("mesh-window", &f->mesh_window, "DUR",
+                 "The sliding window the mesh's loss and round trips are taken over (1s..1h, in "
+                 "6 steps). Default 60s.");
+  p->AddString("mesh-dscps", &f->mesh_dscps, "LIST",
+               "DSCPs the mesh's probes rotate through, comma-separated (at most 8, each 0..63): "
+               "a class dropped on a path shows only when more than one is probed. Default 26 "
+               "(RoCE's).");
+}
+
+}  // namespace
+
 void RegisterFlags(Flags* f, util::ArgParser* p) {
   p->AddString("config", &f->config, "FILE",
                "Desired node configuration (YAML, apiVersion: roced/v1, kind: NodeConfig). A "
@@ -65,24 +91,7 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
   p->AddString("state-dir", &f->state_dir, "DIR",
                "Directory for the agent's persistent state (accepted desired config and its "
                "generation).");
-  p->AddString("mesh-inventory", &f->mesh_inventory, "FILE",
-               "Run the fleet mesh: probe the peers this node's pinglist picks from the members "
-               "listed in FILE (one a line: NAME ADDRESS [TOR [POD]]; read again when it changes) "
-               "over UD queue pairs, answer their probes, and serve ListMeshResults and the "
-               "roced_mesh_* metrics. This node is the member named as its hostname. Empty "
-               "(default): no mesh.");
-  p->AddString("mesh-dns", &f->mesh_dns, "NAME:PORT",
-               "Run the fleet mesh with the members a DNS name resolves to (every address, e.g. a "
-               "Kubernetes headless Service over the DaemonSet), re-resolved every 15 s; each "
-               "address's ProbePeer.Describe says its node name, ToR and pod (cached 5 min). "
-               "Instead of --mesh-inventory.");
-  p->AddDuration("mesh-window", &f->mesh_window, "DUR",
-                 "The sliding window the mesh's loss and round trips are taken over (1s..1h, in "
-                 "6 steps). Default 60s.");
-  p->AddString("mesh-dscps", &f->mesh_dscps, "LIST",
-               "DSCPs the mesh's probes rotate through, comma-separated (at most 8, each 0..63): "
-               "a class dropped on a path shows only when more than one is probed. Default 26 "
-               "(RoCE's).");
+  RegisterMeshFlags(f, p);
   p->AddString("sysfs-root", &f->sysfs_root, "DIR",
                "Root of sysfs. Point it at a fixture tree to run without hardware; libibverbs is "
                "used only when this is /sys.");

@@ -189,6 +189,36 @@ void ServeSignals(const sigset_t& signals, roced::agent::Agent* agent, const std
   }
 }
 
+// LLDP only on the live kernel: a fixture tree's netdev names mean nothing
+// to it. Null otherwise.
+std::unique_ptr<roced::agent::LldpRuntime> StartLldp(const roced::agent::NodeBackends& node,
+                                                     roced::agent::Agent* agent) {
+  if (!node.live()) return nullptr;
+  roced::agent::LldpRuntimeOptions lldp_options;
+  if (node.dcb() != nullptr) {
+    lldp_options.dcb_read = [dcb = node.dcb()](const std::string& netdev) { return dcb->Get(netdev); };
+  }
+  auto lldp = std::make_unique<roced::agent::LldpRuntime>(agent, lldp_options);
+  lldp->Start();
+  return lldp;
+}
+
+roced::agent::ProbeRuntimeOptions ProbeOptionsFrom(const roced::agent::Flags& flags,
+                                                   const roced::agent::NodeBackends& node,
+                                                   const roced::agent::ServerOptions& server,
+                                                   prometheus::Registry* registry) {
+  roced::agent::ProbeRuntimeOptions o;
+  o.factory = node.endpoints();
+  o.registry = registry;
+  o.sysfs_root = flags.sysfs_root;
+  o.procfs_root = flags.procfs_root;
+  if (!flags.state_dir.empty()) o.baseline_path = flags.state_dir + "/probe-baselines.json";
+  // Peers are called with this agent's own certificate (their access
+  // files give it the peer role), or plaintext under --insecure.
+  if (server.tls.any()) o.peer_credentials = roced::access::ClientTlsCredentials(server.tls);
+  return o;
+}
+
 // The mesh flags as MeshRuntimeOptions; errors name the flag.
 absl::StatusOr<roced::agent::MeshRuntimeOptions> MeshOptionsFrom(const roced::agent::Flags& flags) {
   roced::agent::MeshRuntimeOptions o;
@@ -218,13 +248,10 @@ int Run(int argc, char** argv) {
   if (std::optional<int> done = ParseFlags(argc, argv, &flags, &parser)) return *done;
   if (flags.check_config) return CheckConfig(flags.config);
   absl::StatusOr<roced::agent::ServerOptions> server_options = ServerOptionsFrom(flags);
-  if (!server_options.ok()) {
-    std::cerr << "roced: " << server_options.status().message() << "\n";
-    return kExitError;
-  }
   absl::StatusOr<roced::agent::MeshRuntimeOptions> mesh_options = MeshOptionsFrom(flags);
-  if (!mesh_options.ok()) {
-    std::cerr << "roced: " << mesh_options.status().message() << "\n";
+  for (const absl::Status& s : {server_options.status(), mesh_options.status()}) {
+    if (s.ok()) continue;
+    std::cerr << "roced: " << s.message() << "\n";
     return kExitError;
   }
   const sigset_t signals = PrepareProcess();
@@ -247,29 +274,11 @@ int Run(int argc, char** argv) {
   roced::agent::CountersRuntime counters(
       &agent, {.paths = PathsFrom(flags), .netdev_stats = node.netdev_stats(), .dcb = node.dcb()});
   counters.Start();
-  roced::agent::ProbeRuntimeOptions probe_options;
-  probe_options.factory = node.endpoints();
-  probe_options.registry = registry.get();
-  probe_options.sysfs_root = flags.sysfs_root;
-  probe_options.procfs_root = flags.procfs_root;
-  if (!flags.state_dir.empty()) probe_options.baseline_path = flags.state_dir + "/probe-baselines.json";
-  // Peers are called with this agent's own certificate (their access
-  // files give it the peer role), or plaintext under --insecure.
-  if (server_options->tls.any()) probe_options.peer_credentials = roced::access::ClientTlsCredentials(server_options->tls);
+  const roced::agent::ProbeRuntimeOptions probe_options = ProbeOptionsFrom(flags, node, *server_options, registry.get());
   roced::agent::ProbeRuntime probes(&agent, probe_options);
   probes.Start();
 
-  // LLDP only on the live kernel: a fixture tree's netdev names mean
-  // nothing to it.
-  std::unique_ptr<roced::agent::LldpRuntime> lldp;
-  if (node.live()) {
-    roced::agent::LldpRuntimeOptions lldp_options;
-    if (node.dcb() != nullptr) {
-      lldp_options.dcb_read = [dcb = node.dcb()](const std::string& netdev) { return dcb->Get(netdev); };
-    }
-    lldp = std::make_unique<roced::agent::LldpRuntime>(&agent, lldp_options);
-    lldp->Start();
-  }
+  std::unique_ptr<roced::agent::LldpRuntime> lldp = StartLldp(node, &agent);
 
   // The fleet mesh (validated before anything started): its UD ports
   // need verbs, so only on the live kernel.
