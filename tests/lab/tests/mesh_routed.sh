@@ -10,6 +10,8 @@
 #   2. 20% loss on the link tor1 - spine1 (a ToR port) -> tor_uplinks tor1
 #   3. spine1 drops RoCE packets of 1 KiB and more     -> fabric, size 1024
 #   4. spine2 drops DSCP 26                            -> fabric, DSCP 26
+# A real Prometheus scrapes the six agents with the shipped mesh rules: the
+# ToR-pair loss alert must fire for a pair with tor1 during fault 2.
 # Its own lab (LAB_NAME roced-lab-routed), brought up and down here.
 export LAB_NAME=roced-lab-routed
 export LAB_RUN=/run/$LAB_NAME
@@ -64,6 +66,46 @@ wait_for() {
   return 1
 }
 
+# A real Prometheus in the lab namespace scraping every node with the
+# shipped mesh rules (scrape and evaluation every 5 s).
+prom_pid=""
+if command -v prometheus >/dev/null; then
+  targets=()
+  for i in 1 2 3 4 5 6; do targets+=("\"$("$LAB" addr "node$i"):9471\""); done
+  cat >"$tmp/prometheus.yml" <<EOF
+global: {scrape_interval: 5s, evaluation_interval: 5s}
+rule_files: ["$(cd "$TESTS_DIR/../../.." && pwd)/deploy/prometheus/roced-mesh.rules.yml"]
+scrape_configs:
+  - job_name: roced
+    scrape_timeout: 4s
+    static_configs: [{targets: [$(IFS=,; echo "${targets[*]}")]}]
+EOF
+  ip netns exec "$NS" prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
+    --web.listen-address=127.0.0.1:9090 --log.level=warn >"$tmp/prometheus.log" 2>&1 &
+  prom_pid=$!
+  trap 'kill $prom_pid 2>/dev/null; "$LAB" down >/dev/null 2>&1 || true' EXIT
+fi
+# firing ALERT: the label sets of ALERT's firing alerts, one a line.
+firing() {
+  ip netns exec "$NS" "$PY" -c 'import json, sys, urllib.request
+r = json.load(urllib.request.urlopen("http://127.0.0.1:9090/api/v1/alerts", timeout=5))
+for a in r["data"]["alerts"]:
+    if a["labels"].get("alertname") == sys.argv[1] and a["state"] == "firing":
+        print(" ".join(f"{k}={v}" for k, v in sorted(a["labels"].items())))' "$1" 2>/dev/null
+}
+alert_seen=""
+# During the uplink fault: the ToR-pair loss alert fires for a pair with tor1.
+await_tor_pair_alert() {
+  [[ -n $prom_pid ]] || { log "no prometheus installed: alert not checked"; return 0; }
+  local t0=$SECONDS got
+  while ((SECONDS - t0 < 150)); do
+    got=$(firing RocedMeshTorPairLoss | grep -E '(^| )(peer_)?tor=tor1( |$)' | head -n 1)
+    [[ -n $got ]] && { alert_seen="RocedMeshTorPairLoss firing after $((SECONDS - t0)) s more ($got)"; log "$alert_seen"; return 0; }
+    sleep 5
+  done
+  fail "RocedMeshTorPairLoss did not fire for tor1 within 150 s of the suspect being named: $(firing RocedMeshTorPairLoss)"
+}
+
 # Healthy first: probes flowing over both spines, no suspect.
 healthy=$(wait_for none 90) || fail "the healthy routed lab has a suspect: $healthy; $(mesh)"
 for s in 1 2; do
@@ -73,20 +115,21 @@ done
 log "healthy: no suspect; both spines carry traffic"
 
 declare -A took
-fault() { # NAME WANT INJECT CLEAR
-  local name=$1 want=$2 inject=$3 clear=$4 t
+fault() { # NAME WANT INJECT CLEAR [WHILE_ON]
+  local name=$1 want=$2 inject=$3 clear=$4 while_on=${5:-true} t
   eval "$inject" >/dev/null || fail "$name: could not inject ($inject)"
   if ! t=$(wait_for "$want" 30); then
     eval "$clear" >/dev/null 2>&1 || true
     fail "$name: rocectl mesh did not name '$want' within 30 s ($t); $(mesh)"
   fi
   took[$name]=$t
+  eval "$while_on"
   eval "$clear" >/dev/null || fail "$name: could not clear"
   t=$(wait_for none 60) || fail "$name cleared: a suspect stays ($t)"
   log "$name: '$want' named after ${took[$name]} s; cleared after $t s"
 }
 fault "node3 RNIC loss" "host node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem node3 clear'
-fault "tor1-spine1 loss" "tor_uplinks tor1" '"$LAB" fault uplink 1 1 loss 20%' '"$LAB" fault uplink 1 1 clear'
+fault "tor1-spine1 loss" "tor_uplinks tor1" '"$LAB" fault uplink 1 1 loss 20%' '"$LAB" fault uplink 1 1 clear' await_tor_pair_alert
 fault "spine1 drops >= 1 KiB" "fabric - 1024" '"$LAB" fault spine 1 drop-large' '"$LAB" fault spine 1 clear'
 fault "spine2 drops DSCP 26" "fabric - - 26" '"$LAB" fault spine 2 drop-dscp 26' '"$LAB" fault spine 2 clear'
-pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s"
+pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s; ${alert_seen:-alert not checked}"
