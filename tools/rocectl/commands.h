@@ -33,6 +33,9 @@ struct CommandContext {
   // Over TLS: why a handshake with the agent fails ("" when it does not),
   // asked when a call comes back UNAVAILABLE.
   std::function<std::string(const grpc::Status&)> explain_unavailable;
+  // A channel to another agent at host:port with the same credentials
+  // (rocectl mesh --targets); null over the unix socket.
+  std::function<std::shared_ptr<grpc::Channel>(const std::string& address)> connect;
 };
 
 // One line saying why an RPC failed, for people.
@@ -85,6 +88,7 @@ CommandRun BindCounters(util::ArgParser* parser);
 CommandRun BindProbe(util::ArgParser* parser);
 CommandRun BindProbes(util::ArgParser* parser);
 CommandRun BindDiagnose(util::ArgParser* parser);
+CommandRun BindMesh(util::ArgParser* parser);
 CommandRun BindEvents(util::ArgParser* parser);
 CommandRun BindHelp(util::ArgParser* parser);
 

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 #include "absl/strings/match.h"
 #include "access/grpc_tls.h"
@@ -84,6 +85,25 @@ bool ParseOutputFlag(const Globals& g, roced::ctl::Output* output) {
   return true;
 }
 
+// Channels to other agents (mesh --targets) with the TCP credentials the
+// flags give, --target or not: plaintext under --insecure, else mutual TLS
+// by the names the agents' certificates carry (--server-name is for
+// --target alone); null without --ca. The credentials are made on first
+// use: each set watches its files with a thread of its own, which only
+// mesh --targets needs.
+std::function<std::shared_ptr<grpc::Channel>(const std::string&)> Connector(const Globals& g) {
+  if (g.insecure) {
+    return [](const std::string& address) { return grpc::CreateChannel(address, grpc::InsecureChannelCredentials()); };
+  }
+  if (g.tls.ca.empty()) return nullptr;
+  auto creds = std::make_shared<std::shared_ptr<grpc::ChannelCredentials>>();
+  auto once = std::make_shared<std::once_flag>();
+  return [creds, once, tls = g.tls](const std::string& address) {
+    std::call_once(*once, [&] { *creds = roced::access::ClientTlsCredentials(tls); });
+    return grpc::CreateChannel(address, *creds);
+  };
+}
+
 // The channel to the agent: the unix socket, or TCP with TLS (plaintext
 // under --insecure). A missing, unreadable, expired or mismatched
 // certificate file is refused here with one line naming it.
@@ -91,7 +111,8 @@ absl::StatusOr<roced::ctl::CommandContext> MakeContext(const Globals& g, roced::
   if (g.target.empty()) {
     const std::string where = "unix:" + g.socket;
     return roced::ctl::CommandContext{where, output, g.timeout,
-                                      grpc::CreateChannel(where, grpc::InsecureChannelCredentials()), nullptr};
+                                      grpc::CreateChannel(where, grpc::InsecureChannelCredentials()), nullptr,
+                                      Connector(g)};
   }
   if (g.insecure) {
     auto explain = [](const grpc::Status& s) {
@@ -100,7 +121,8 @@ absl::StatusOr<roced::ctl::CommandContext> MakeContext(const Globals& g, roced::
                          "--ca, --cert and --key");
     };
     return roced::ctl::CommandContext{g.target, output, g.timeout,
-                                      grpc::CreateChannel(g.target, grpc::InsecureChannelCredentials()), explain};
+                                      grpc::CreateChannel(g.target, grpc::InsecureChannelCredentials()), explain,
+                                      Connector(g)};
   }
   if (g.tls.ca.empty()) {
     return absl::InvalidArgumentError(
@@ -117,7 +139,7 @@ absl::StatusOr<roced::ctl::CommandContext> MakeContext(const Globals& g, roced::
   auto explain = [target = g.target, tls = g.tls, name = g.server_name, timeout = g.timeout](const grpc::Status&) {
     return roced::ctl::ExplainTlsFailure(target, tls, name, std::min(timeout, absl::Seconds(3)));
   };
-  return roced::ctl::CommandContext{g.target, output, g.timeout, channel, explain};
+  return roced::ctl::CommandContext{g.target, output, g.timeout, channel, explain, Connector(g)};
 }
 
 }  // namespace

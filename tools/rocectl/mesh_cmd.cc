@@ -1,0 +1,124 @@
+// rocectl mesh: ListMeshResults from one agent or from every agent of an
+// inventory, localized (tools/rocectl/mesh_format).
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "mesh/inventory.h"
+#include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/commands.h"
+#include "tools/rocectl/mesh_format.h"
+#include "util/fs.h"
+
+namespace roced::ctl {
+namespace {
+
+constexpr size_t kMaxInFlight = 32;
+
+struct MeshFlags {
+  std::string targets;
+  std::string baseline_loss;
+};
+
+MeshAnswer Ask(const std::shared_ptr<grpc::Channel>& channel, const CommandContext& ctx, MeshAnswer answer) {
+  auto stub = roced::v1::Agent::NewStub(channel);
+  grpc::ClientContext call;
+  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
+  roced::v1::ListMeshResultsResponse response;
+  grpc::Status s = stub->ListMeshResults(&call, roced::v1::ListMeshResultsRequest(), &response);
+  if (s.ok()) {
+    answer.response = std::move(response);
+  } else {
+    answer.error = DescribeRpcError(s, answer.address);
+  }
+  return answer;
+}
+
+// Every member asked, kMaxInFlight at a time; progress on a terminal.
+std::vector<MeshAnswer> AskAll(const CommandContext& ctx, const std::vector<mesh::Member>& members) {
+  std::vector<MeshAnswer> answers(members.size());
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex out_mu;
+  const bool progress = isatty(STDERR_FILENO) == 1;
+  auto worker = [&] {
+    for (size_t i = next++; i < members.size(); i = next++) {
+      answers[i] = Ask(ctx.connect(members[i].address), ctx, MeshAnswer{members[i].name, members[i].address, {}, ""});
+      const size_t n = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(out_mu);
+        std::cerr << "\rasked " << n << "/" << members.size() << " agents" << std::flush;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < std::min(kMaxInFlight, members.size()); ++i) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+  return answers;
+}
+
+int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector<std::string>& args) {
+  if (!NoArguments("mesh", args)) return kExitUsage;
+  mesh::LocalizeOptions options;
+  if (!flags.baseline_loss.empty() && !absl::SimpleAtod(flags.baseline_loss, &options.baseline_loss)) {
+    std::cerr << "rocectl: --baseline-loss: \"" << flags.baseline_loss << "\" is not a number\n";
+    return kExitUsage;
+  }
+  std::vector<mesh::Member> members;
+  std::vector<MeshAnswer> answers;
+  if (flags.targets.empty()) {
+    answers.push_back(Ask(ctx.channel, ctx, MeshAnswer{"", ctx.where, {}, ""}));
+  } else {
+    if (!ctx.connect) {
+      std::cerr << "rocectl: mesh --targets calls agents over TCP: give --ca, --cert and --key (or "
+                   "ROCECTL_CA, ROCECTL_CERT, ROCECTL_KEY), or --insecure\n";
+      return kExitUsage;
+    }
+    absl::StatusOr<std::string> text = util::ReadFile(flags.targets);
+    absl::StatusOr<std::vector<mesh::Member>> parsed =
+        text.ok() ? mesh::ParseInventory(*text) : absl::StatusOr<std::vector<mesh::Member>>(text.status());
+    if (!parsed.ok()) {
+      std::cerr << "rocectl: --targets " << flags.targets << ": " << parsed.status().message() << "\n";
+      return kExitUsage;
+    }
+    members = *std::move(parsed);
+    answers = AskAll(ctx, members);
+  }
+  absl::StatusOr<roced::v1::MeshReport> report = BuildMeshReport(members, answers, options);
+  if (!report.ok()) {
+    std::cerr << "rocectl: --baseline-loss: " << report.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (ctx.output == Output::kTable) {
+    std::cout << MeshTable(*report);
+  } else {
+    std::cout << (ctx.output == Output::kJson ? ToJson(*report) : ToYaml(*report));
+  }
+  if (report->agents_answered() == 0) {
+    std::cerr << "rocectl: no agent answered: " << (answers.empty() ? "" : answers[0].error) << "\n";
+    return kExitError;
+  }
+  return report->suspects().empty() ? kExitOk : kExitError;
+}
+
+}  // namespace
+
+CommandRun BindMesh(util::ArgParser* parser) {
+  auto flags = std::make_shared<MeshFlags>();
+  parser->AddString("targets", &flags->targets, "FILE",
+                    "mesh: ask every agent of this inventory (NAME ADDRESS [TOR [POD]] a line; a "
+                    "member without a ToR takes the one its agent reports) instead of --target alone.");
+  parser->AddString("baseline-loss", &flags->baseline_loss, "P",
+                    "mesh: the loss rate of a healthy path the suspects are judged against (default "
+                    "1e-4; 1e-9 to 0.1).");
+  return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
+    return RunMesh(ctx, *flags, args);
+  };
+}
+
+}  // namespace roced::ctl
