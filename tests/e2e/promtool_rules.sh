@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Prometheus deploy files: the scrape config and alert rules load, and
-# every alert's firing and non-firing cases pass `promtool test rules`.
+# The Prometheus deploy files: the scrape config and the rule files load,
+# every alert's firing and non-firing cases pass `promtool test rules`, and
+# every mesh recording rule's value is checked there.
 # Usage: promtool_rules.sh SOURCE_DIR
 set -euo pipefail
 SRC=$1
@@ -23,15 +24,35 @@ check() {
   fi
 }
 
-check "promtool check rules roced-alerts.yml" promtool check rules "$DIR/roced-alerts.yml"
-check "promtool check config prometheus.yml (rule files resolve)" promtool check config "$DIR/prometheus.yml"
-check "promtool test rules roced-alerts.test.yml" promtool test rules "$DIR/roced-alerts.test.yml"
+# names KEY FILE: the sorted names after "KEY:" in FILE (alert, record,
+# alertname), one a line.
+names() { grep -E "^\s*(- )?$1:" "$2" | sed -E "s/.*$1:\s*//; s/^['\"]//; s/['\"]\s*$//" | sort -u; }
 
-# Every alert in the rules file has a test case (a new alert without one
-# must not slip in).
-alerts=$(grep -E '^\s*- alert:' "$DIR/roced-alerts.yml" | sed -E 's/.*alert:\s*//' | sort -u)
-tested=$(grep -E '^\s*alertname:' "$DIR/roced-alerts.test.yml" | sed -E 's/.*alertname:\s*//' | sort -u)
-check "every alert has test cases" test "$alerts" = "$tested"
+# Each rule file with its test file.
+for pair in roced-alerts.yml:roced-alerts.test.yml roced-mesh.rules.yml:roced-mesh.rules.test.yml; do
+  rules=${pair%%:*}
+  tests=${pair#*:}
+  check "promtool check rules $rules" promtool check rules "$DIR/$rules"
+  check "promtool test rules $tests" promtool test rules "$DIR/$tests"
+  # Every alert in the rules file has a test case (a new alert without one
+  # must not slip in), and the tests name no alert the file lacks.
+  alerts=$(names alert "$DIR/$rules")
+  tested=$(names alertname "$DIR/$tests")
+  check "every alert in $rules has test cases" test "$alerts" = "$tested"
+  # Every recording rule's value is checked by a promql_expr_test (its
+  # name appears in a test's expected labels).
+  missing=""
+  for r in $(names record "$DIR/$rules"); do
+    grep -qE "labels: *'$r\{" "$DIR/$tests" || missing+=" $r"
+  done
+  check "every recording rule in $rules has a value check${missing:+ (missing:$missing)}" test -z "$missing"
+done
+check "promtool check config prometheus.yml (rule files resolve)" promtool check config "$DIR/prometheus.yml"
+# prometheus.yml loads every rule file there is.
+for f in "$DIR"/*.yml; do
+  case $f in *.test.yml | */prometheus.yml) continue ;; esac
+  check "prometheus.yml loads $(basename "$f")" grep -qE "^\s*- $(basename "$f")\s*$" "$DIR/prometheus.yml"
+done
 
 echo
 echo "promtool_rules: $pass passed, $fail failed"

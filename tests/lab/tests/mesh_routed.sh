@@ -31,6 +31,7 @@ LAB_PROBE_LATENCY_INTERVAL=1h "$LAB" up --nodes 6 --tors 3 --mem 512 --ttl 1500 
 # shellcheck source=/dev/null
 source "$LAB_RUN/state"
 NS=$("$LAB" netns)
+declare -a spine_rx
 tmp=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
 inventory=$tmp/inventory.txt
 for i in 1 2 3 4 5 6; do
@@ -104,20 +105,35 @@ await_tor_pair_alert() {
   [[ -n $prom_pid ]] || { log "no prometheus installed: alert not checked"; return 0; }
   local t0=$SECONDS got
   while ((SECONDS - t0 < 150)); do
-    got=$(firing RocedMeshTorPairLoss | grep -E '(^| )(peer_)?tor=tor1( |$)' | head -n 1)
+    got=$(firing RocedMeshTorPairLoss | grep -E '(^| )(peer_)?tor=tor1( |$)' | head -n 1) || true
     [[ -n $got ]] && { alert_seen="RocedMeshTorPairLoss firing after $((SECONDS - t0)) s more ($got)"; log "$alert_seen"; return 0; }
     sleep 5
   done
   fail "RocedMeshTorPairLoss did not fire for tor1 within 150 s of the suspect being named: $(firing RocedMeshTorPairLoss)"
 }
 
-# Healthy first: probes flowing over both spines, no suspect.
-healthy=$(wait_for none 90) || fail "the healthy routed lab has a suspect: $healthy; $(mesh)"
+# Healthy first: every agent answering with a full window of probes
+# (500 between them), no suspect, and both spines carrying tor1's traffic.
+t0=$SECONDS
+while :; do
+  out=$(mesh) || true
+  read -r answered sent <<<"$("$PY" -c 'import json, sys
+try:
+    j = json.loads(sys.argv[1]); print(j.get("agentsAnswered", 0), int(j.get("sent", 0)))
+except ValueError:
+    print(0, 0)' "$out")"
+  ((answered == 6 && sent >= 500)) && break
+  ((SECONDS - t0 < 120)) || fail "after 120 s, $answered of 6 agents answered with $sent probes: $out"
+  sleep 2
+done
+healthy=$(first_suspect)
+[[ $healthy == none ]] || fail "the healthy routed lab has a suspect: $healthy; $out"
 for s in 1 2; do
   rx=$(ip netns exec "$NS-spine$s" cat /sys/class/net/dn1/statistics/rx_packets)
-  ((rx > 100)) || fail "spine$s carried $rx packets from tor1: ECMP sends nothing its way"
+  ((rx > 50)) || fail "spine$s carried $rx packets from tor1: ECMP sends nothing its way"
+  spine_rx[$s]=$rx
 done
-log "healthy: no suspect; both spines carry traffic"
+log "healthy after $((SECONDS - t0)) s: $sent probes, no suspect; tor1 sent ${spine_rx[1]} packets via spine1, ${spine_rx[2]} via spine2"
 
 declare -A took
 fault() { # NAME WANT INJECT CLEAR [WHILE_ON]
