@@ -81,7 +81,6 @@ absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text);
 // The addresses a name resolves to, as host:port gRPC addresses (IPv6 in
 // brackets), sorted; at most mesh::kMaxInventoryMembers.
 using ResolveFn = std::function<absl::StatusOr<std::vector<std::string>>(const std::string& name, uint16_t port)>;
-absl::StatusOr<std::vector<std::string>> ResolveAll(const std::string& name, uint16_t port);
 
 // --mesh-dns NAME:PORT -> (NAME, PORT). INVALID_ARGUMENT naming the flag.
 absl::StatusOr<std::pair<std::string, uint16_t>> ParseMeshDns(const std::string& text);
@@ -97,7 +96,7 @@ struct MeshRuntimeOptions {
   std::string inventory_path;
   std::string dns_name;
   uint16_t dns_port = 7471;
-  ResolveFn resolve;  // unset: ResolveAll (getaddrinfo)
+  ResolveFn resolve;  // unset: util::ResolveAll (getaddrinfo)
   absl::Duration refresh = absl::Seconds(15);
   mesh::MeshProberOptions prober;
   mesh::PinglistOptions pinglist;

@@ -25,6 +25,7 @@
 #include "test_util.h"
 #include "util/fs.h"
 #include "util/proto_time.h"
+#include "util/resolve.h"
 
 namespace roced::agent {
 namespace {
@@ -618,10 +619,10 @@ TEST(MeshRuntime, DnsFlagParsedOrRefusedNamingIt) {
     EXPECT_THAT(r.status().message(), testing::HasSubstr("--mesh-dns")) << bad;
   }
   // A real resolution: localhost's addresses with the port.
-  absl::StatusOr<std::vector<std::string>> local = ResolveAll("localhost", 7471);
+  absl::StatusOr<std::vector<std::string>> local = util::ResolveAll("localhost", 7471);
   ASSERT_TRUE(local.ok()) << local.status();
   EXPECT_THAT(*local, testing::Contains(testing::AnyOf("127.0.0.1:7471", "[::1]:7471")));
-  EXPECT_FALSE(ResolveAll("no-such-host.invalid", 1).ok());
+  EXPECT_FALSE(util::ResolveAll("no-such-host.invalid", 1).ok());
 }
 
 TEST(MeshRuntime, DscpListParsedOrRefusedNamingTheFlag) {

@@ -14,6 +14,7 @@
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/mesh_format.h"
 #include "util/fs.h"
+#include "util/resolve.h"
 
 namespace roced::ctl {
 namespace {
@@ -22,6 +23,7 @@ constexpr size_t kMaxInFlight = 32;
 
 struct MeshFlags {
   std::string targets;
+  std::string dns;
   std::string baseline_loss;
 };
 
@@ -71,7 +73,25 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
   }
   std::vector<mesh::Member> members;
   std::vector<MeshAnswer> answers;
-  if (flags.targets.empty()) {
+  if (!flags.targets.empty() && !flags.dns.empty()) {
+    std::cerr << "rocectl: mesh: give --targets or --dns, not both\n";
+    return kExitUsage;
+  }
+  if (!flags.dns.empty()) {
+    // Every agent the name resolves to; who each is comes from its answer.
+    absl::StatusOr<std::pair<std::string, uint16_t>> dns = util::ParseNamePort("--dns", flags.dns);
+    absl::StatusOr<std::vector<std::string>> addresses =
+        dns.ok() ? util::ResolveAll(dns->first, dns->second) : absl::StatusOr<std::vector<std::string>>(dns.status());
+    if (!addresses.ok() || !ctx.connect) {
+      std::cerr << "rocectl: --dns: "
+                << (addresses.ok() ? "give --ca, --cert and --key, or --insecure" : addresses.status().message())
+                << "\n";
+      return kExitUsage;
+    }
+    std::vector<mesh::Member> targets;
+    for (const std::string& a : *addresses) targets.push_back({"", a, "", ""});
+    answers = AskAll(ctx, targets);
+  } else if (flags.targets.empty()) {
     answers.push_back(Ask(ctx.channel, ctx, MeshAnswer{"", ctx.where, {}, ""}));
   } else {
     if (!ctx.connect) {
@@ -113,6 +133,9 @@ CommandRun BindMesh(util::ArgParser* parser) {
   parser->AddString("targets", &flags->targets, "FILE",
                     "mesh: ask every agent of this inventory (NAME ADDRESS [TOR [POD]] a line; a "
                     "member without a ToR takes the one its agent reports) instead of --target alone.");
+  parser->AddString("dns", &flags->dns, "NAME:PORT",
+                    "mesh: ask every agent a DNS name resolves to (e.g. a Kubernetes headless Service "
+                    "over the DaemonSet); the membership is the agents and the peers they list.");
   parser->AddString("baseline-loss", &flags->baseline_loss, "P",
                     "mesh: the loss rate of a healthy path the suspects are judged against (default "
                     "1e-4; 1e-9 to 0.1).");
