@@ -173,6 +173,20 @@ MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions opt
                          .Register(r)
                          .Add({});
   slowdown_gauge_->Set(1);
+  info_gauge_ = &prometheus::BuildGauge()
+                     .Name("roced_mesh_info")
+                     .Help("This agent as the mesh knows it (value 1): its member name, ToR and pod, the names "
+                           "the peer and ToR labels of other agents' roced_mesh_* series use.")
+                     .Register(r);
+}
+
+void MeshRuntime::SetInfoLocked(const mesh::Member& self) {
+  if (info_gauge_ == nullptr) return;
+  const std::map<std::string, std::string> labels = {{"node", self.name}, {"tor", self.tor}, {"pod", self.pod}};
+  prometheus::Gauge* next = &info_gauge_->Add(labels);
+  if (info_series_ != nullptr && info_series_ != next) info_gauge_->Remove(info_series_);
+  info_series_ = next;
+  info_series_->Set(1);
 }
 
 MeshRuntime::~MeshRuntime() { Stop(); }
@@ -306,6 +320,7 @@ void MeshRuntime::RefreshMembers() {
   if (self->tor.empty()) self->tor = me.tor();
   if (self->pod.empty()) self->pod = me.pod();
   self_ = *self;
+  SetInfoLocked(self_);
   absl::StatusOr<mesh::Pinglist> list = mesh::ComputePinglist(self_.name, members, options_.pinglist);
   if (!list.ok()) {
     inventory_error_ = std::string(list.status().message());

@@ -211,6 +211,11 @@ class MeshRuntime {
   prometheus::Counter* answered_metric_ = nullptr;
   prometheus::Family<prometheus::Gauge>* peers_gauge_ = nullptr;
   prometheus::Gauge* slowdown_gauge_ = nullptr;
+  // roced_mesh_info{node,tor,pod}: one series, the one set last, so that
+  // `rocectl mesh --prometheus` can name the prober behind an instance.
+  prometheus::Family<prometheus::Gauge>* info_gauge_ = nullptr;
+  prometheus::Gauge* info_series_ = nullptr;
+  void SetInfoLocked(const mesh::Member& self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The series each peer label ("" across ToRs: by peer ToR) holds.
   std::mutex series_mu_;
   std::map<std::pair<std::string, std::string>, std::vector<prometheus::Counter*>> counters_ ABSL_GUARDED_BY(series_mu_);

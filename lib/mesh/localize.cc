@@ -69,6 +69,7 @@ class Aggregates {
   }
 
   size_t filters() const { return filters_; }
+  const Observations& obs() const { return obs_; }
   // Counts of scope `index` of `kind` under filter f.
   const Counts& At(SuspectKind kind, size_t index, size_t f) const {
     switch (kind) {
@@ -171,7 +172,7 @@ void PartsOf(const Observations& obs, const Observations::Unit& u, const Choice&
       return;
     case SuspectKind::kTor:
       if (tp == c.index) out[(*n)++] = u.prober;
-      if (tt == c.index) out[(*n)++] = u.target;
+      if (tt == c.index && !obs.members()[u.target].stands_for_tor) out[(*n)++] = u.target;
       return;
     case SuspectKind::kTorUplink:
       out[(*n)++] = tp == c.index ? tt : tp;
@@ -213,7 +214,20 @@ Observations::Observations(std::vector<Member> members) : members_(std::move(mem
     auto [it, added] = tor_index.emplace(tor, static_cast<uint32_t>(tor_names_.size()));
     if (added) tor_names_.push_back(members_[i].tor.empty() ? absl::StrCat("(", members_[i].name, ")") : tor);
     tor_of_.push_back(it->second);
+    if (members_[i].stands_for_tor) stand_in_.emplace(it->second, i);
   }
+}
+
+std::optional<uint32_t> Observations::stand_in_of(uint32_t tor) const {
+  auto it = stand_in_.find(tor);
+  if (it == stand_in_.end()) return std::nullopt;
+  return it->second;
+}
+
+Member TorStandIn(const std::string& tor, const std::string& pod) {
+  Member m{absl::StrCat(tor, "/*"), "", tor, pod};
+  m.stands_for_tor = true;
+  return m;
 }
 
 std::optional<uint32_t> Observations::index_of(std::string_view name) const {
@@ -243,6 +257,10 @@ absl::Status Observations::Add(uint32_t prober, uint32_t target, uint32_t size_b
   }
   if (lost > sent) {
     return absl::InvalidArgumentError(absl::StrCat("lost: ", lost, " is more than sent (", sent, ")"));
+  }
+  if (members_[prober].stands_for_tor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prober: '", members_[prober].name, "' stands for a ToR's hosts and cannot probe"));
   }
   if (dscp > 63) return absl::InvalidArgumentError(absl::StrCat("dscp: ", dscp, " is not in [0, 63]"));
   if (units_.size() >= kMaxWindows) {
@@ -309,12 +327,18 @@ double LossLlr(uint64_t k, uint64_t n, double p) {
 
 namespace {
 
+// A ToR's stand-in is not a host and is never one's suspect.
+bool NotACandidate(const Observations& obs, SuspectKind kind, size_t index) {
+  return kind == SuspectKind::kHost && obs.members()[index].stands_for_tor;
+}
+
 // The candidate with the highest LLR over the thresholds, if any.
 std::optional<Choice> PickBest(const Aggregates& agg, const LocalizeOptions& options) {
   const double p0 = options.baseline_loss;
   std::optional<Choice> best;
   for (SuspectKind kind : kKinds) {
     for (size_t index = 0; index < agg.Scopes(kind); ++index) {
+      if (NotACandidate(agg.obs(), kind, index)) continue;
       for (size_t f = 0; f < agg.filters(); ++f) {
         const Counts& c = agg.At(kind, index, f);
         if (c.lost < options.min_lost) continue;
@@ -383,11 +407,15 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
     std::optional<Choice> best;
     for (SuspectKind kind : kKinds) {
       for (size_t index = 0; index < agg.Scopes(kind); ++index) {
+        if (NotACandidate(obs, kind, index)) continue;
         for (size_t f = 0; f < agg.filters(); ++f) {
           const Counts& n = agg.At(kind, index, f);
           if (n.lost < options.min_lost) continue;
           if (static_cast<double>(n.lost) < kDrillShare * static_cast<double>(c.counts.lost)) continue;
-          if (static_cast<double>(n.lost) < kDrillRatio * qc * static_cast<double>(n.sent)) continue;
+          // (A part losing everything passes when the whole loses over
+          // 1/kDrillRatio: a dead host under a ToR of two whose far ends
+          // are known only by ToR.)
+          if (static_cast<double>(n.lost) < std::min(1.0, kDrillRatio * qc) * static_cast<double>(n.sent)) continue;
           const Choice d{kind, index, f, LossLlr(n.lost, n.sent, options.baseline_loss), n};
           if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
           if (Within(obs, pair_keys, d, c) && IsMixture(n, c.counts, options.min_llr)) best = d;
@@ -405,8 +433,18 @@ Suspect MakeSuspect(const Observations& obs, const std::vector<uint64_t>& pair_k
                     const std::vector<Observations::Unit>& units, std::vector<uint8_t>* explained,
                     const LocalizeOptions& options) {
   absl::flat_hash_map<uint64_t, bool> parts;
+  // A host's losses seen from other ToRs are in its ToR's stand-in.
+  const std::optional<uint32_t> far =
+      choice.kind == SuspectKind::kHost ? obs.stand_in_of(obs.tor_of(static_cast<uint32_t>(choice.index)))
+                                        : std::nullopt;
   for (size_t i = 0; i < units.size(); ++i) {
-    if ((*explained)[i] || !InScope(obs, pair_keys, units[i], choice)) continue;
+    if ((*explained)[i]) continue;
+    if (!InScope(obs, pair_keys, units[i], choice)) {
+      Choice as_far = choice;
+      if (far.has_value()) as_far.index = *far;
+      if (far.has_value() && InScope(obs, pair_keys, units[i], as_far)) (*explained)[i] = 1;
+      continue;
+    }
     (*explained)[i] = 1;
     uint64_t keys[2];
     size_t n = 0;

@@ -28,6 +28,16 @@
 // two ToRs) go to the narrower kind in SuspectKind's order, and to no
 // class over a class.
 //
+// Far ends known only by their ToR: a view built from Prometheus (the
+// agents' series across ToRs name the peer's ToR, not the peer) has, per
+// far ToR, one member that stands for its hosts (Member::stands_for_tor,
+// TorStandIn). It counts in every ToR, uplink, pair, fabric and fleet
+// scope like a host under that ToR, but is never a host suspect; a host
+// named suspect also explains the windows aimed at its ToR's stand-in
+// (they hold its losses as seen from other ToRs, inseparable from its
+// neighbours'). A host is then found from what it sent and what its ToR
+// mates saw of it, which a dead or lossy RNIC shows either way.
+//
 // What it cannot tell: which of a ToR's uplinks, or which spine, carries
 // a fault (the hosts do not see ECMP's choice of path; the suspect says
 // "uplinks" and "fabric", and the flow labels that lost are the lead for a
@@ -76,7 +86,8 @@ class Observations {
  public:
   explicit Observations(std::vector<Member> members);
 
-  // Adds one window. INVALID_ARGUMENT for lost > sent or a DSCP over 63;
+  // Adds one window. INVALID_ARGUMENT for lost > sent, a DSCP over 63 or
+  // a ToR stand-in as the prober;
   // NOT_FOUND for a prober or target that is not a member, or both the
   // same; RESOURCE_EXHAUSTED beyond kMaxWindows. Nothing is kept on error.
   absl::Status Add(const PathWindow& window);
@@ -88,6 +99,8 @@ class Observations {
   size_t windows() const { return units_.size(); }
   uint32_t tor_of(uint32_t member) const { return tor_of_[member]; }
   const std::vector<std::string>& tors() const { return tor_names_; }
+  // The stand-in of ToR t (index into tors()), if the members have one.
+  std::optional<uint32_t> stand_in_of(uint32_t tor) const;
   std::optional<uint32_t> index_of(std::string_view name) const;
 
   // Internal form, for Localize and TorMatrix.
@@ -106,9 +119,14 @@ class Observations {
   absl::flat_hash_map<std::string, uint32_t> index_;
   std::vector<uint32_t> tor_of_;
   std::vector<std::string> tor_names_;
+  absl::flat_hash_map<uint32_t, uint32_t> stand_in_;  // ToR index -> member index
   std::vector<uint32_t> sizes_, dscps_;
   std::vector<Unit> units_;
 };
+
+// The member that stands for the hosts under `tor` seen from other ToRs:
+// named "<tor>/*", which no node name can be (a DNS name has no '/').
+Member TorStandIn(const std::string& tor, const std::string& pod);
 
 // In order of preference when two candidates score the same.
 enum class SuspectKind {

@@ -40,6 +40,10 @@ struct Member {
   std::string address;  // its gRPC address, host:port
   std::string tor;      // its ToR switch (config, else LLDP's system name)
   std::string pod;      // its pod (may be empty: one pod)
+  // Not a host: every host under `tor` as seen from other ToRs, for views
+  // that keep only the far end's ToR (Prometheus's series across ToRs;
+  // see mesh/localize.h). Never on a pinglist; only a target.
+  bool stands_for_tor = false;
 };
 
 enum class PeerScope {

@@ -531,7 +531,10 @@ TEST(MeshRuntime, PeersFromTheInventoryEndpointsFromTheirDescribe) {
   EXPECT_EQ(calls.load(), 3);
   // Three same-ToR peers on the gauge.
   prometheus::TextSerializer text;
-  EXPECT_THAT(text.Serialize(registry->Collect()), testing::HasSubstr("roced_mesh_peers{scope=\"same_tor\"} 3"));
+  const std::string scraped = text.Serialize(registry->Collect());
+  EXPECT_THAT(scraped, testing::HasSubstr("roced_mesh_peers{scope=\"same_tor\"} 3"));
+  // Who this instance is, for rocectl mesh --prometheus.
+  EXPECT_THAT(scraped, testing::HasSubstr(absl::StrCat("roced_mesh_info{node=\"", self, "\",pod=\"pod-1\",tor=\"tor-x\"} 1")));
   // A peer filter longer than a member name can be.
   roced::v1::ListMeshResultsRequest too_long;
   too_long.set_peer(std::string(254, 'x'));

@@ -12,7 +12,9 @@
 #include <functional>
 #include <iterator>
 #include <random>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 
@@ -254,6 +256,116 @@ TEST(Localize, WithTwoToRsAnUplinkFaultIsNamedAsTheToRPair) {
   ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
   EXPECT_EQ(l.suspects[0].kind, SuspectKind::kTorPair);
   EXPECT_EQ(l.suspects[0].component, "tor-0<->tor-1");
+}
+
+// The same windows as Prometheus keeps them (rocectl mesh --prometheus):
+// across ToRs the far end is only its ToR, so each prober's windows to the
+// hosts of another ToR are summed per class into that ToR's stand-in.
+Observations FarEndsByToR(const Observations& direct) {
+  std::vector<Member> members = direct.members();
+  std::map<std::string, uint32_t> stand_in;
+  for (const Member& m : direct.members()) {
+    if (stand_in.count(m.tor) == 0) {
+      stand_in[m.tor] = static_cast<uint32_t>(members.size());
+      members.push_back(TorStandIn(m.tor, m.pod));
+    }
+  }
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> sums;
+  for (const Observations::Unit& u : direct.units()) {
+    const Member& target = direct.members()[u.target];
+    const bool across = direct.members()[u.prober].tor != target.tor;
+    auto& cell = sums[{u.prober, across ? stand_in[target.tor] : u.target, direct.sizes()[u.size_class],
+                       direct.dscps()[u.dscp_class]}];
+    cell.first += u.sent;
+    cell.second += u.lost;
+  }
+  Observations out(members);
+  for (const auto& [key, counts] : sums) {
+    const auto& [prober, target, size, dscp] = key;
+    EXPECT_TRUE(out.Add(prober, target, size, dscp, counts.first, counts.second).ok());
+  }
+  return out;
+}
+
+std::set<std::string> Named(const Localization& l) {
+  std::set<std::string> named;
+  for (const Suspect& s : l.suspects) {
+    named.insert(absl::StrCat(SuspectKindName(s.kind), " ", s.component, s.size_bytes ? absl::StrCat(" size ", *s.size_bytes) : "",
+                              s.dscp ? absl::StrCat(" dscp ", *s.dscp) : ""));
+  }
+  return named;
+}
+
+// Every fault of the cases above, localized from the direct windows and
+// from the far-ends-by-ToR view: the same suspects, and no stand-in named
+// as a host.
+TEST(Localize, FarEndsKnownOnlyByTheirToRGiveTheSameSuspects) {
+  struct Case {
+    const char* what;
+    int tors, hosts;
+    LossModel loss;
+    std::set<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"healthy", 8, 8, Healthy, {}},
+      {"dead RNIC", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
+         return a.name == "t3-h5" || b.name == "t3-h5" ? 1.0 : 1e-5;
+       }, {"host t3-h5"}},
+      {"dead RNIC, two hosts a ToR", 6, 2, [](const Member& a, const Member& b, ProbeClass, int) {
+         return a.name == "t2-h1" || b.name == "t2-h1" ? 1.0 : 1e-5;
+       }, {"host t2-h1"}},
+      {"1% lossy RNIC", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
+         return a.name == "t1-h2" || b.name == "t1-h2" ? 0.01 : 1e-5;
+       }, {"host t1-h2"}},
+      {"ToR down", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
+         return Under(a, "tor-4") || Under(b, "tor-4") ? 1.0 : 1e-5;
+       }, {"tor tor-4"}},
+      {"uplink loss", 8, 8, [](const Member& a, const Member& b, ProbeClass, int spine) {
+         return a.tor != b.tor && (Under(a, "tor-6") || Under(b, "tor-6")) && spine == 1 ? 0.05 : 1e-5;
+       }, {"tor_uplinks tor-6"}},
+      {"large frames dropped", 8, 8, [](const Member& a, const Member& b, ProbeClass c, int spine) {
+         return a.tor != b.tor && spine == 0 && c.size > 1024 ? 1.0 : 1e-5;
+       }, {"fabric  size 4096"}},
+      {"DSCP dropped", 8, 8, [](const Member&, const Member&, ProbeClass c, int) {
+         return c.dscp == 26 ? 1.0 : 1e-5;
+       }, {"fleet  dscp 26"}},
+      {"three at once", 8, 8, [](const Member& a, const Member& b, ProbeClass, int spine) {
+         if (a.name == "t0-h0" || b.name == "t0-h0") return 1.0;
+         if (Under(a, "tor-5") || Under(b, "tor-5")) return 1.0;
+         if (a.tor != b.tor && (Under(a, "tor-2") || Under(b, "tor-2")) && spine == 0) return 0.1;
+         return 1e-5;
+       }, {"host t0-h0", "tor tor-5", "tor_uplinks tor-2"}},
+  };
+  for (const Case& c : cases) {
+    const Observations direct = Observe(Fleet(c.tors, c.hosts), c.loss);
+    const Observations folded = FarEndsByToR(direct);
+    size_t to_stand_ins = 0;
+    for (const Observations::Unit& u : folded.units()) {
+      const bool across = folded.tor_of(u.prober) != folded.tor_of(u.target);
+      ASSERT_EQ(across, folded.members()[u.target].stands_for_tor) << c.what;
+      to_stand_ins += across;
+    }
+    ASSERT_GT(to_stand_ins, 0u) << c.what;
+    const Localization d = LocalizeAll(direct);
+    const Localization f = LocalizeAll(folded);
+    EXPECT_EQ(Named(d), c.want) << c.what << ", direct:\n" << Describe(d);
+    EXPECT_EQ(Named(f), c.want) << c.what << ", far ends by ToR:\n" << Describe(f);
+    EXPECT_EQ(f.sent, d.sent) << c.what;
+    EXPECT_EQ(f.lost, d.lost) << c.what;
+  }
+}
+
+TEST(Observations, AToRStandInCannotProbe) {
+  std::vector<Member> members = Fleet(2, 1);
+  members.push_back(TorStandIn("tor-1", "pod0"));
+  EXPECT_EQ(members.back().name, "tor-1/*");
+  Observations obs(members);
+  absl::Status s = obs.Add({"tor-1/*", "t0-h0", 64, 0, 10, 0});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("prober"));
+  EXPECT_TRUE(obs.Add({"t0-h0", "tor-1/*", 64, 0, 10, 0}).ok());
+  EXPECT_EQ(obs.stand_in_of(obs.tor_of(1)), std::optional<uint32_t>(2));
+  EXPECT_EQ(obs.stand_in_of(obs.tor_of(0)), std::nullopt);
 }
 
 TEST(LossLlr, IsTheBinomialLogLikelihoodRatio) {

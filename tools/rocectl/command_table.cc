@@ -46,7 +46,7 @@ const std::vector<Command>& Commands() {
        "without ARP sysctls, an unsynchronised clock. Each finding says why\n"
        "and how to fix it. Exits 1 when any finding is an error.",
        BindDiagnose, true},
-      {"mesh", "mesh [--targets FILE | --dns NAME:PORT] [--baseline-loss P]",
+      {"mesh", "mesh [--targets FILE | --dns NAME:PORT | --prometheus URL [--window DUR]] [--baseline-loss P]",
        "The fleet mesh: what the agents' UD probes of each other saw over\n"
        "their window (ListMeshResults), as a ToR-by-ToR matrix of loss and\n"
        "worst p99, and the suspects localized from it: a host (its RNIC), a\n"
@@ -56,7 +56,10 @@ const std::vector<Command>& Commands() {
        "series); with --targets FILE (an inventory: NAME ADDRESS [TOR [POD]]\n"
        "a line), every listed agent is asked (32 at a time, same credentials)\n"
        "and the localization runs over all their windows; --dns NAME:PORT\n"
-       "asks every address the name resolves to. Exits 1 when a\n"
+       "asks every address the name resolves to; --prometheus URL reads\n"
+       "the same windows from a Prometheus server scraping the agents (its\n"
+       "series name the far ToR across ToRs, one member standing for its\n"
+       "hosts), for fleets too large to ask each agent. Exits 1 when a\n"
        "suspect is named or no agent answered, 2 on a bad inventory.",
        BindMesh, true},
       {"events", "events [--for DUR] [--count N] [--initial]",

@@ -13,6 +13,7 @@
 #include "roced/v1/agent.grpc.pb.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/mesh_format.h"
+#include "tools/rocectl/mesh_prometheus.h"
 #include "util/fs.h"
 #include "util/resolve.h"
 
@@ -25,6 +26,8 @@ struct MeshFlags {
   std::string targets;
   std::string dns;
   std::string baseline_loss;
+  std::string prometheus;
+  absl::Duration window = absl::Seconds(60);
 };
 
 MeshAnswer Ask(const std::shared_ptr<grpc::Channel>& channel, const CommandContext& ctx, MeshAnswer answer) {
@@ -73,11 +76,33 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
   }
   std::vector<mesh::Member> members;
   std::vector<MeshAnswer> answers;
-  if (!flags.targets.empty() && !flags.dns.empty()) {
-    std::cerr << "rocectl: mesh: give --targets or --dns, not both\n";
+  if (!flags.targets.empty() + !flags.dns.empty() + !flags.prometheus.empty() > 1) {
+    std::cerr << "rocectl: mesh: give one of --targets, --dns and --prometheus\n";
     return kExitUsage;
   }
-  if (!flags.dns.empty()) {
+  if (!flags.prometheus.empty()) {
+    absl::StatusOr<util::HttpUrl> url = util::ParseHttpUrl("--prometheus", flags.prometheus);
+    if (!url.ok()) {
+      std::cerr << "rocectl: " << url.status().message() << "\n";
+      return kExitUsage;
+    }
+    if (flags.window < kMinPrometheusWindow || flags.window > kMaxPrometheusWindow) {
+      std::cerr << "rocectl: --window: " << absl::FormatDuration(flags.window) << " is not in "
+                << absl::FormatDuration(kMinPrometheusWindow) << "-" << absl::FormatDuration(kMaxPrometheusWindow)
+                << "\n";
+      return kExitUsage;
+    }
+    absl::StatusOr<MeshFromPrometheus> from = QueryPrometheusMesh(*url, flags.window, ctx.timeout);
+    if (!from.ok()) {
+      std::cerr << "rocectl: --prometheus " << flags.prometheus << ": " << from.status().message() << "\n";
+      return kExitError;
+    }
+    if (from->series_unreadable > 0) {
+      std::cerr << "rocectl: " << from->series_unreadable << " series left out (bad size/dscp label or value)\n";
+    }
+    members = std::move(from->members);
+    answers = std::move(from->answers);
+  } else if (!flags.dns.empty()) {
     // Every agent the name resolves to; who each is comes from its answer.
     absl::StatusOr<std::pair<std::string, uint16_t>> dns = util::ParseNamePort("--dns", flags.dns);
     absl::StatusOr<std::vector<std::string>> addresses =
@@ -114,6 +139,9 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
     std::cerr << "rocectl: --baseline-loss: " << report.status().message() << "\n";
     return kExitUsage;
   }
+  // From Prometheus the per-agent series are the report's input, not
+  // something an agent said: a fleet's worth is left out of -o json.
+  if (!flags.prometheus.empty() && answers.size() > 1) report->clear_results();
   if (ctx.output == Output::kTable) {
     std::cout << MeshTable(*report);
   } else {
@@ -136,6 +164,13 @@ CommandRun BindMesh(util::ArgParser* parser) {
   parser->AddString("dns", &flags->dns, "NAME:PORT",
                     "mesh: ask every agent a DNS name resolves to (e.g. a Kubernetes headless Service "
                     "over the DaemonSet); the membership is the agents and the peers they list.");
+  parser->AddString("prometheus", &flags->prometheus, "URL",
+                    "mesh: read the agents' windows from the Prometheus server at URL "
+                    "(http://HOST:PORT[/PREFIX]) that scrapes them, instead of asking each agent: "
+                    "for fleets too large to ask; across ToRs its series know the far ToR, not the "
+                    "far host.");
+  parser->AddDuration("window", &flags->window, "DURATION",
+                      "mesh --prometheus: the window the counts are taken over (default 60s; 10s to 24h).");
   parser->AddString("baseline-loss", &flags->baseline_loss, "P",
                     "mesh: the loss rate of a healthy path the suspects are judged against (default "
                     "1e-4; 1e-9 to 0.1).");

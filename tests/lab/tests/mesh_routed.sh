@@ -11,7 +11,8 @@
 #   3. spine1 drops RoCE packets of 1 KiB and more     -> fabric, size 1024
 #   4. spine2 drops DSCP 26                            -> fabric, DSCP 26
 # A real Prometheus scrapes the six agents with the shipped mesh rules: the
-# ToR-pair loss alert must fire for a pair with tor1 during fault 2.
+# ToR-pair loss alert must fire for a pair with tor1 during fault 2, and
+# `rocectl mesh --prometheus` over its series must name each fault too.
 # Its own lab (LAB_NAME roced-lab-routed), brought up and down here.
 export LAB_NAME=roced-lab-routed
 export LAB_RUN=/run/$LAB_NAME
@@ -44,10 +45,14 @@ for i in 1 2 3 4 5 6; do
 done
 
 mesh() { ip netns exec "$NS" "$ROCECTL_BIN" --timeout 20s -o json mesh --targets "$inventory" 2>/dev/null; }
+mesh_prometheus() {
+  ip netns exec "$NS" "$ROCECTL_BIN" --timeout 10s -o json mesh --prometheus http://127.0.0.1:9090 --window 30s 2>/dev/null
+}
 # first_suspect: "KIND COMPONENT SIZE DSCP" of the first suspect ("none").
+# SUSPECT_OF=prometheus: from mesh_prometheus.
 first_suspect() {
   local out
-  out=$(mesh) || true
+  if [[ ${SUSPECT_OF:-} == prometheus ]]; then out=$(mesh_prometheus) || true; else out=$(mesh) || true; fi
   "$PY" -c '
 import json, sys
 try:
@@ -135,6 +140,22 @@ for s in 1 2; do
 done
 log "healthy after $((SECONDS - t0)) s: $sent probes, no suspect; tor1 sent ${spine_rx[1]} packets via spine1, ${spine_rx[2]} via spine2"
 
+# The same suspect from the lab's Prometheus (rocectl mesh --prometheus:
+# the agents' recorded series over a 30 s window, far ends known by their
+# ToR only), within 60 s of the agents' own view naming it.
+declare -A prom_took
+prom_view() { # NAME WANT
+  [[ -n $prom_pid ]] || return 0
+  local name=$1 want=$2 t0=$SECONDS got=""
+  while ((SECONDS - t0 <= 60)); do
+    got=$(SUSPECT_OF=prometheus first_suspect)
+    [[ $got == "$want"* ]] && { prom_took[$name]=$((SECONDS - t0)); return 0; }
+    sleep 3
+  done
+  eval "$clear" >/dev/null 2>&1 || true
+  fail "$name: rocectl mesh --prometheus did not name '$want' within 60 s (last: $got); $(mesh_prometheus)"
+}
+
 declare -A took
 fault() { # NAME WANT INJECT CLEAR [WHILE_ON]
   local name=$1 want=$2 inject=$3 clear=$4 while_on=${5:-true} t
@@ -144,6 +165,7 @@ fault() { # NAME WANT INJECT CLEAR [WHILE_ON]
     fail "$name: rocectl mesh did not name '$want' within 30 s ($t); $(mesh)"
   fi
   took[$name]=$t
+  prom_view "$name" "$want"
   eval "$while_on"
   eval "$clear" >/dev/null || fail "$name: could not clear"
   t=$(wait_for none 60) || fail "$name cleared: a suspect stays ($t)"
@@ -153,4 +175,6 @@ fault "node3 RNIC loss" "host node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem
 fault "tor1-spine1 loss" "tor_uplinks tor1" '"$LAB" fault uplink 1 1 loss 20%' '"$LAB" fault uplink 1 1 clear' await_tor_pair_alert
 fault "spine1 drops >= 1 KiB" "fabric - 1024" '"$LAB" fault spine 1 drop-large' '"$LAB" fault spine 1 clear'
 fault "spine2 drops DSCP 26" "fabric - - 26" '"$LAB" fault spine 2 drop-dscp 26' '"$LAB" fault spine 2 clear'
-pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s; ${alert_seen:-alert not checked}"
+prom="from Prometheus not checked (no prometheus installed)"
+[[ -n $prom_pid ]] && prom="from Prometheus (30 s window) named after ${prom_took[node3 RNIC loss]}, ${prom_took[tor1-spine1 loss]}, ${prom_took[spine1 drops >= 1 KiB]}, ${prom_took[spine2 drops DSCP 26]} s more"
+pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s; $prom; ${alert_seen:-alert not checked}"

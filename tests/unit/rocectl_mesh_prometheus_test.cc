@@ -1,0 +1,278 @@
+// rocectl mesh --prometheus without a fleet: answers in the shape of
+// Prometheus's /api/v1/query (instant vectors, as JSON) for four agents
+// under two ToRs, one of them dead -> the members (the agents, a stand-in
+// per ToR), the per-agent series with the far end as its ToR, and the
+// report naming the dead host; error answers and bad URLs refused naming
+// what; the HTTP GET against a server on loopback: the request line it
+// sends, an answer whole, one too large, one that never comes.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tools/rocectl/mesh_format.h"
+#include "tools/rocectl/mesh_prometheus.h"
+#include "util/http_get.h"
+#include "util/proto_time.h"
+
+namespace roced::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+using roced::v1::PrometheusQueryResponse;
+
+PrometheusQueryResponse Parse(const std::string& json) {
+  absl::StatusOr<PrometheusQueryResponse> r = ParsePrometheusAnswer("test", 200, json);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : PrometheusQueryResponse();
+}
+
+std::string Vector(const std::vector<std::string>& samples) {
+  return absl::StrCat(R"({"status":"success","data":{"resultType":"vector","result":[)", absl::StrJoin(samples, ","),
+                      "]}}");
+}
+
+std::string Sample(const std::string& labels, double value) {
+  return absl::StrCat(R"({"metric":{)", labels, R"(},"value":[1764770000.123,")", value, R"("]})");
+}
+
+// n1, n2 under tor1; n3, n4 under tor2; n4's RNIC dead: everything it
+// sends is lost, and every probe to it. Across ToRs each agent probes one
+// host of the other ToR; n1 and n3 happen to probe n4 (counted under tor2).
+struct FourAgents {
+  std::string info, sent, lost, p99;
+};
+FourAgents DeadN4() {
+  FourAgents f;
+  std::vector<std::string> info, sent, lost;
+  const char* tor[] = {"", "tor1", "tor1", "tor2", "tor2"};
+  for (int i = 1; i <= 4; ++i) {
+    info.push_back(Sample(absl::StrCat(R"("instance":"10.0.0.)", i, R"(:9471","node":"n)", i, R"(","tor":")", tor[i],
+                                       R"(","pod":"p1")"),
+                          1));
+  }
+  // (prober, peer_tor, peer, sent, lost) for 64 B and 1024 B at DSCP 26.
+  struct Row {
+    int prober;
+    const char* peer_tor;
+    const char* peer;
+    double sent, lost;
+  };
+  const Row rows[] = {
+      {1, "tor1", "n2", 300, 0},  {2, "tor1", "n1", 300, 0},  {3, "tor2", "n4", 300, 300}, {4, "tor2", "n3", 300, 300},
+      {1, "tor2", "", 30.4, 30},  {2, "tor2", "", 29.6, 0},   {3, "tor1", "", 30, 0},       {4, "tor1", "", 30, 30},
+  };
+  for (const Row& r : rows) {
+    for (int size : {64, 1024}) {
+      const std::string labels =
+          absl::StrCat(R"("instance":"10.0.0.)", r.prober, R"(:9471","tor":")", tor[r.prober], R"(","peer_tor":")",
+                       r.peer_tor, R"(","peer":")", r.peer, R"(","size":")", size, R"(","dscp":"26")");
+      sent.push_back(Sample(labels, r.sent));
+      lost.push_back(Sample(labels, r.lost));
+    }
+  }
+  f.info = Vector(info);
+  f.sent = Vector(sent);
+  f.lost = Vector(lost);
+  f.p99 = Vector({Sample(R"("instance":"10.0.0.1:9471","peer_tor":"tor1","peer":"n2")", 0.000042)});
+  return f;
+}
+
+TEST(MeshPrometheus, ADeadHostIsNamedFromTheRecordedSeries) {
+  const FourAgents f = DeadN4();
+  absl::StatusOr<MeshFromPrometheus> from = MeshFromPrometheusAnswers(Parse(f.info), Parse(f.sent), Parse(f.lost),
+                                                                     Parse(f.p99), absl::Seconds(60));
+  ASSERT_TRUE(from.ok()) << from.status();
+  std::vector<std::string> names;
+  for (const mesh::Member& m : from->members) names.push_back(absl::StrCat(m.name, m.stands_for_tor ? "!" : ""));
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("n1", "n2", "n3", "n4", "tor1/*!", "tor2/*!"));
+  ASSERT_EQ(from->answers.size(), 4u);
+  const MeshAnswer& n1 = from->answers[0];
+  EXPECT_EQ(n1.name, "n1");
+  EXPECT_EQ(n1.address, "10.0.0.1:9471");
+  ASSERT_TRUE(n1.response.has_value());
+  EXPECT_EQ(n1.response->tor(), "tor1");
+  ASSERT_EQ(n1.response->series_size(), 4);
+  std::map<std::string, const roced::v1::MeshSeries*> by_peer;
+  for (const auto& s : n1.response->series()) by_peer[absl::StrCat(s.peer(), "/", s.size_bytes())] = &s;
+  ASSERT_EQ(by_peer.count("tor2/*/64"), 1u);
+  EXPECT_EQ(by_peer["tor2/*/64"]->sent(), 30u);  // 30.4 rounded
+  EXPECT_EQ(by_peer["tor2/*/64"]->lost(), 30u);
+  EXPECT_EQ(absl::ToInt64Microseconds(util::FromProto(by_peer["n2/64"]->rtt_p99())), 42);
+
+  absl::StatusOr<roced::v1::MeshReport> report =
+      BuildMeshReport(from->members, from->answers, mesh::LocalizeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_GE(report->suspects_size(), 1) << report->DebugString();
+  EXPECT_EQ(report->suspects(0).kind(), "host");
+  EXPECT_EQ(report->suspects(0).component(), "n4");
+  EXPECT_EQ(report->suspects_size(), 1) << report->DebugString();
+  EXPECT_EQ(report->series_skipped(), 0u);
+  EXPECT_EQ(report->agents_answered(), 4u);
+}
+
+TEST(MeshPrometheus, SeriesWithoutInfoOrReadableLabelsAreSetAside) {
+  FourAgents f = DeadN4();
+  const std::string extra = Sample(
+      R"("instance":"10.0.0.9:9471","tor":"tor3","peer_tor":"tor1","peer":"","size":"64","dscp":"26")", 10);
+  const std::string bad = Sample(
+      R"("instance":"10.0.0.1:9471","tor":"tor1","peer_tor":"tor2","peer":"","size":"x","dscp":"26")", 10);
+  f.sent = f.sent.substr(0, f.sent.size() - 3) + "," + extra + "," + bad + "]}}";
+  absl::StatusOr<MeshFromPrometheus> from = MeshFromPrometheusAnswers(Parse(f.info), Parse(f.sent), Parse(f.lost),
+                                                                     Parse(f.p99), absl::Seconds(60));
+  ASSERT_TRUE(from.ok()) << from.status();
+  EXPECT_EQ(from->series_unreadable, 1u);
+  ASSERT_EQ(from->answers.size(), 5u);
+  EXPECT_EQ(from->answers[4].address, "10.0.0.9:9471");
+  EXPECT_FALSE(from->answers[4].response.has_value());
+  EXPECT_THAT(from->answers[4].error, HasSubstr("roced_mesh_info"));
+}
+
+TEST(MeshPrometheus, ErrorAnswersAreRefusedNamingWhat) {
+  absl::StatusOr<PrometheusQueryResponse> e = ParsePrometheusAnswer(
+      "q", 400, R"({"status":"error","errorType":"bad_data","error":"parse error at char 5"})");
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.status().message(), HasSubstr("bad_data: parse error at char 5"));
+  e = ParsePrometheusAnswer("q", 503, "Service Unavailable");
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(e.status().message(), HasSubstr("HTTP 503"));
+  e = ParsePrometheusAnswer("q", 200, "<html>");
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kDataLoss);
+  const PrometheusQueryResponse matrix = Parse(R"({"status":"success","data":{"resultType":"matrix","result":[]}})");
+  const PrometheusQueryResponse empty = Parse(Vector({}));
+  absl::StatusOr<MeshFromPrometheus> m = MeshFromPrometheusAnswers(empty, matrix, empty, empty, absl::Seconds(60));
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("probes sent: resultType \"matrix\""));
+}
+
+TEST(MeshPrometheus, QueriesCarryTheWindow) {
+  const PrometheusMeshQueries q = MeshQueries(absl::Minutes(2));
+  EXPECT_THAT(q.sent, HasSubstr("increase(roced_mesh_probes_sent_total[120s])"));
+  EXPECT_THAT(q.lost, HasSubstr("increase(roced_mesh_probes_lost_total[120s])"));
+  EXPECT_THAT(q.p99, HasSubstr("rate(roced_mesh_rtt_seconds_bucket[120s])"));
+  EXPECT_THAT(q.info, HasSubstr("roced_mesh_info"));
+}
+
+TEST(HttpUrl, ParsedOrRefusedNamingTheFlag) {
+  absl::StatusOr<util::HttpUrl> u = util::ParseHttpUrl("--prometheus", "http://prom.example:9090/prom/");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->host, "prom.example");
+  EXPECT_EQ(u->port, 9090);
+  EXPECT_EQ(u->base_path, "/prom");
+  u = util::ParseHttpUrl("--prometheus", "http://[::1]:9090");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(util::ParseHttpUrl("--prometheus", "http://p")->port, 80);
+  EXPECT_EQ(util::ParseHttpUrl("--prometheus", "https://p").status().code(), absl::StatusCode::kUnimplemented);
+  for (const char* bad : {"p:9090", "http://", "http://p:0", "http://p:99999", "http://p:x", "http://[::1"}) {
+    absl::StatusOr<util::HttpUrl> r = util::ParseHttpUrl("--prometheus", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("--prometheus")) << bad;
+  }
+  EXPECT_EQ(util::UrlEncode("sum by (a) (x[60s])"), "sum%20by%20%28a%29%20%28x%5B60s%5D%29");
+}
+
+// A server on loopback that reads one request and answers `reply` (none
+// when empty: it holds the connection until the test ends).
+class OneShotServer {
+ public:
+  explicit OneShotServer(std::string reply) : reply_(std::move(reply)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    listen(fd_, 1);
+    thread_ = std::thread([this] {
+      const int c = accept(fd_, nullptr, nullptr);
+      char buf[4096];
+      const ssize_t n = read(c, buf, sizeof(buf));
+      if (n > 0) request_.assign(buf, static_cast<size_t>(n));
+      if (!reply_.empty()) {
+        for (size_t off = 0; off < reply_.size();) {
+          const ssize_t w = write(c, reply_.data() + off, reply_.size() - off);
+          if (w <= 0) break;
+          off += static_cast<size_t>(w);
+        }
+      } else {
+        while (!done_) usleep(10000);
+      }
+      close(c);
+    });
+  }
+  ~OneShotServer() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  // What the client sent, once the server has answered and closed.
+  const std::string& request() {
+    if (thread_.joinable()) thread_.join();
+    return request_;
+  }
+
+ private:
+  std::string reply_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::string request_;
+  std::atomic<bool> done_{false};
+};
+
+TEST(HttpGet, SendsOneRequestAndReadsTheAnswerWhole) {
+  const std::string body = Vector({});
+  std::string reply = absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n", body);
+  absl::StatusOr<util::HttpResponse> r;
+  std::string request;
+  {
+    OneShotServer server(reply);
+    util::HttpUrl url{"127.0.0.1", server.port(), "/prom"};
+    r = util::HttpGet(url, "/api/v1/query?query=up", absl::Seconds(5), 1 << 20);
+  }
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->content_type, "application/json");
+  EXPECT_EQ(r->body, body);
+}
+
+TEST(HttpGet, TheRequestLineHasThePrefixAndTheQuery) {
+  OneShotServer server("HTTP/1.0 200 OK\r\n\r\n{}");
+  util::HttpUrl url{"127.0.0.1", server.port(), "/prom"};
+  ASSERT_TRUE(util::HttpGet(url, "/api/v1/query?query=up", absl::Seconds(5), 1 << 20).ok());
+  EXPECT_THAT(server.request(), ::testing::StartsWith("GET /prom/api/v1/query?query=up HTTP/1.0\r\n"));
+}
+
+TEST(HttpGet, AnAnswerTooLargeOrTooLateIsRefused) {
+  {
+    OneShotServer server(absl::StrCat("HTTP/1.0 200 OK\r\n\r\n", std::string(100000, 'x')));
+    absl::StatusOr<util::HttpResponse> r =
+        util::HttpGet({"127.0.0.1", server.port(), ""}, "/", absl::Seconds(5), 50000);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  }
+  {
+    OneShotServer server("");
+    absl::StatusOr<util::HttpResponse> r =
+        util::HttpGet({"127.0.0.1", server.port(), ""}, "/", absl::Milliseconds(300), 50000);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  }
+  {
+    OneShotServer server("SSH-2.0-OpenSSH\r\n\r\n");
+    absl::StatusOr<util::HttpResponse> r = util::HttpGet({"127.0.0.1", server.port(), ""}, "/", absl::Seconds(5), 50000);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  }
+}
+
+}  // namespace
+}  // namespace roced::ctl
