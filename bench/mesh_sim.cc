@@ -34,6 +34,10 @@
 //                            [--k 2] [--max-peers 1000] [--trials 10]
 //                            [--seconds 30] [--spines 4] [--bg-loss 1e-5]
 //                            [--baseline 1e-5] [--seed 1] [-o json]
+//                            [--view agents|prometheus]
+// --view prometheus localizes what a Prometheus server keeps of the same
+// probes: across ToRs the far end is its ToR only (one stand-in member per
+// ToR, mesh::TorStandIn), as `rocectl mesh --prometheus` sees them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -70,6 +74,9 @@ struct Args {
   double baseline = 1e-5;
   uint64_t seed = 1;
   bool json = false;
+  // "agents": each window names its far host (rocectl mesh --targets);
+  // "prometheus": across ToRs only the far ToR (rocectl mesh --prometheus).
+  bool prometheus_view = false;
 };
 
 [[noreturn]] void Usage(const char* why) {
@@ -77,7 +84,7 @@ struct Args {
                "roced_mesh_sim: %s\n"
                "usage: roced_mesh_sim [--hosts N] [--per-tor N] [--pods N] [--k N] [--max-peers N]\n"
                "                      [--trials N] [--seconds N] [--spines N] [--bg-loss P] [--baseline P]\n"
-               "                      [--seed N] [-o table|json]\n",
+               "                      [--seed N] [--view agents|prometheus] [-o table|json]\n",
                why);
   std::exit(2);
 }
@@ -122,6 +129,9 @@ Args Parse(int argc, char** argv) {
         Usage(absl::StrCat(f, ": '", v, "' is not a probability in [0, 0.1]").c_str());
       }
       (f == "--bg-loss" ? a.bg_loss : a.baseline) = p;
+    } else if (f == "--view") {
+      if (std::strcmp(v, "agents") != 0 && std::strcmp(v, "prometheus") != 0) Usage("--view: agents or prometheus");
+      a.prometheus_view = std::strcmp(v, "prometheus") == 0;
     } else if (f == "-o") {
       if (std::strcmp(v, "json") != 0 && std::strcmp(v, "table") != 0) Usage("-o: table or json");
       a.json = std::strcmp(v, "json") == 0;
@@ -207,7 +217,9 @@ struct Fault {
 
 // One pinglist entry: prober, target and their ToRs, probes per second.
 struct Path {
-  uint32_t prober, target, ptor, ttor;
+  uint32_t prober, target;
+  uint32_t window_target;  // target, or its ToR's stand-in (--view prometheus)
+  uint32_t ptor, ttor;
   uint32_t rate;
 };
 
@@ -271,10 +283,21 @@ class FaultSim {
       tor_of_.push_back(it->second);
     }
     tors_ = static_cast<uint32_t>(tor_index.size());
+    members_ = fleet;
+    std::vector<uint32_t> stand_in(tors_, UINT32_MAX);
+    if (a.prometheus_view) {
+      for (uint32_t i = 0; i < fleet.size(); ++i) {
+        if (stand_in[tor_of_[i]] != UINT32_MAX) continue;
+        stand_in[tor_of_[i]] = static_cast<uint32_t>(members_.size());
+        members_.push_back(roced::mesh::TorStandIn(fleet[i].tor, fleet[i].pod));
+      }
+    }
     for (uint32_t i = 0; i < fleet.size(); ++i) {
       for (const auto& e : lists.at(fleet[i].name).entries) {
         const uint32_t t = index.at(e.peer);
-        paths_.push_back({i, t, tor_of_[i], tor_of_[t], e.scope == PeerScope::kSameTor ? 10u : 1u});
+        // The window's target: the far ToR's stand-in in the Prometheus view.
+        const uint32_t as = a.prometheus_view && tor_of_[t] != tor_of_[i] ? stand_in[tor_of_[t]] : t;
+        paths_.push_back({i, t, as, tor_of_[i], tor_of_[t], e.scope == PeerScope::kSameTor ? 10u : 1u});
       }
     }
   }
@@ -289,7 +312,7 @@ class FaultSim {
 
   // Every agent's windows over `seconds` with `faults` in place.
   roced::mesh::Observations Observe(const std::vector<Fault>& faults, int seconds) {
-    roced::mesh::Observations obs(fleet_);
+    roced::mesh::Observations obs(members_);
     for (const Path& p : paths_) {
       // rate x seconds probes rotated over the classes, starting at a
       // class of the path's own: a short window holds fewer than one of
@@ -315,7 +338,7 @@ class FaultSim {
           if (survive >= 1) continue;
           lost += std::binomial_distribution<uint64_t>(k, 1 - survive)(rng_);
         }
-        (void)obs.Add(p.prober, p.target, c.size, c.dscp, n, lost);
+        (void)obs.Add(p.prober, p.window_target, c.size, c.dscp, n, lost);
       }
     }
     return obs;
@@ -335,6 +358,7 @@ class FaultSim {
  private:
   const Args& a_;
   const std::vector<Member>& fleet_;
+  std::vector<Member> members_;  // the fleet, then the ToRs' stand-ins in the Prometheus view
   std::mt19937_64 rng_;
   std::vector<uint32_t> tor_of_;
   uint32_t tors_ = 0;
@@ -574,13 +598,13 @@ int main(int argc, char** argv) {
         "\"probes_per_s_mean\":%.1f,\"probes_per_s_max\":%.1f,\"tor_pairs\":%zu,"
         "\"tor_pair_coverage_pct\":%.3f,\"tor_pair_coverage_k_pct\":%.3f,\"worst_host_down_blinds\":%zu,"
         "\"leave_changed_entries\":%zu,\"leave_involved_entries\":%zu,\"compute_ms_per_agent\":%.3f,"
-        "\"localization\":{\"trials\":%d,\"seconds\":%d,\"spines\":%d,\"bg_loss\":%g,\"baseline\":%g,"
+        "\"localization\":{\"view\":\"%s\",\"trials\":%d,\"seconds\":%d,\"spines\":%d,\"bg_loss\":%g,\"baseline\":%g,"
         "\"precision\":%.4f,\"recall\":%.4f,\"healthy_trials\":%d,\"healthy_suspects\":%d,"
         "\"worst_detect_s\":%d,\"all_detected\":%s,\"localize_ms_mean\":%.1f,\"kinds\":[%s]},"
         "\"goal_met\":%s}\n",
         a.hosts, a.per_tor, a.pods, tor_count, a.k, a.max_peers, min_peers, mean_peers, max_peers, dropped,
         sum_rate / static_cast<double>(all.lists.size()), max_rate, ordered_pairs, coverage, coverage_k,
-        worst_blind, changed, involved, per_agent_ms, a.trials, a.seconds, a.spines, a.bg_loss, a.baseline,
+        worst_blind, changed, involved, per_agent_ms, a.prometheus_view ? "prometheus" : "agents", a.trials, a.seconds, a.spines, a.bg_loss, a.baseline,
         precision, recall, loc.healthy_trials, loc.healthy_suspects, worst_detect, all_detected ? "true" : "false",
         loc.localize_runs ? loc.localize_ms / loc.localize_runs : 0.0, kinds.c_str(), goal ? "true" : "false");
   } else {
@@ -602,7 +626,8 @@ int main(int argc, char** argv) {
     std::printf("coverage goal (100%% of ToR pairs, <= 1,000 peers per agent): %s\n",
                 coverage_goal ? "met" : "NOT met");
     if (a.trials > 0) {
-      std::printf("\nlocalization: %d trials a kind, %d s windows, %d spines, background loss %g, baseline %g\n",
+      std::printf("\nlocalization (%s): %d trials a kind, %d s windows, %d spines, background loss %g, baseline %g\n",
+                  a.prometheus_view ? "Prometheus's view: far ends across ToRs known by their ToR" : "the agents' view",
                   a.trials, a.seconds, a.spines, a.bg_loss, a.baseline);
       std::printf("%-30s %-22s %9s %9s\n", "fault", "detected (median/worst)", "precision", "recall");
       for (const KindResult& r : loc.kinds) {
