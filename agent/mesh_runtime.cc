@@ -2,11 +2,13 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
@@ -59,10 +62,12 @@ absl::StatusOr<roced::v1::DescribeResponse> GrpcDescribe(const std::shared_ptr<g
   return response;
 }
 
-// The peer's first endpoint with a mesh responder, as a target.
-absl::StatusOr<mesh::MeshTarget> TargetOf(const roced::v1::DescribeResponse& d) {
+// The peer's endpoints with a mesh responder, as targets (its rails, in
+// Describe's order; at most kMaxMeshPorts).
+absl::StatusOr<std::vector<mesh::MeshTarget>> TargetsOf(const roced::v1::DescribeResponse& d) {
+  std::vector<mesh::MeshTarget> out;
   for (const roced::v1::MeshEndpoint& e : d.endpoints()) {
-    if (e.ud_qpn() == 0) continue;
+    if (e.ud_qpn() == 0 || out.size() >= kMaxMeshPorts) continue;
     mesh::MeshTarget t;
     std::array<uint8_t, 16> gid{};
     if (inet_pton(AF_INET6, e.gid().c_str(), gid.data()) != 1) {
@@ -71,9 +76,10 @@ absl::StatusOr<mesh::MeshTarget> TargetOf(const roced::v1::DescribeResponse& d) 
     t.gid = gid;
     t.qpn = e.ud_qpn();
     t.active_mtu = e.active_mtu();
-    return t;
+    out.push_back(t);
   }
-  return absl::FailedPreconditionError("no RoCE port with a mesh responder (is its mesh on?)");
+  if (out.empty()) return absl::FailedPreconditionError("no RoCE port with a mesh responder (is its mesh on?)");
+  return out;
 }
 
 std::string Label(uint32_t v) { return absl::StrCat(v); }
@@ -194,9 +200,13 @@ MeshRuntime::~MeshRuntime() { Stop(); }
 void MeshRuntime::Start() {
   if (!enabled() || probe_thread_.joinable()) return;
   // Lost probes' source ports, as the port's driver sets them (read on
-  // the probe loop's thread, which owns the port).
+  // the probe loop's thread, which owns the ports). The rail is the one a
+  // peer with as many rails as this node was probed on.
   options_.prober.source_port = [this](uint32_t index) -> uint32_t {
-    return port_ == nullptr ? index : port_->SourcePort(index % port_->qps(), probe::MeshFlowLabel(index));
+    if (ports_.empty()) return index;
+    const size_t qps = ports_[0]->qps();
+    const probe::UdPort& port = *ports_[(index / qps) % ports_.size()];
+    return port.SourcePort(index % port.qps(), probe::MeshFlowLabel(index));
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -224,7 +234,7 @@ void MeshRuntime::Stop() {
   wake_.notify_all();
   if (members_thread_.joinable()) members_thread_.join();
   if (probe_thread_.joinable()) probe_thread_.join();
-  port_.reset();
+  ports_.clear();
 }
 
 bool MeshRuntime::Sleep(absl::Duration d) {
@@ -361,7 +371,8 @@ void MeshRuntime::DescribePeers() {
   for (const auto& [name, address] : due) {
     if (stop_) return;
     absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
-    absl::StatusOr<mesh::MeshTarget> target = d.ok() ? TargetOf(*d) : absl::StatusOr<mesh::MeshTarget>(d.status());
+    absl::StatusOr<std::vector<mesh::MeshTarget>> target =
+        d.ok() ? TargetsOf(*d) : absl::StatusOr<std::vector<mesh::MeshTarget>>(d.status());
     if (d.ok() && target.ok() && d->node_name() != name) {
       target = absl::FailedPreconditionError(
           absl::StrCat(address, " is ", d->node_name(), ", not ", name, " as the inventory says"));
@@ -370,7 +381,8 @@ void MeshRuntime::DescribePeers() {
     auto it = peers_.find(name);
     if (it == peers_.end()) continue;
     PeerInfo& info = it->second;
-    info.target = target.ok() ? std::optional<mesh::MeshTarget>(*target) : std::nullopt;
+    info.target = target.ok() ? std::optional<mesh::MeshTarget>(target->front()) : std::nullopt;
+    info.rails = target.ok() ? *target : std::vector<mesh::MeshTarget>{};
     info.error = target.ok() ? "" : std::string(target.status().message());
     info.next_describe = absl::Now() + (target.ok() ? kDescribeTtl : kDescribeRetry);
     prober_->SetTarget(name, info.target);
@@ -397,13 +409,13 @@ void MeshRuntime::UpdatePeerGauges() {
   for (const auto& [scope, n] : counts) peers_gauge_->Add({{"scope", ScopeName(scope)}}).Set(n);
 }
 
-bool MeshRuntime::OpenPort() {
+bool MeshRuntime::OpenPorts() {
   const roced::v1::DescribeResponse me = DescribeNode(agent_->State(), {});
-  std::string why;
-  if (me.endpoints().empty()) {
-    why = "no RoCE port with a RoCE v2 IPv4 GID";
-  } else {
-    const roced::v1::MeshEndpoint& e = me.endpoints(0);
+  std::vector<std::string> failures;
+  std::vector<PortInfo> opened;
+  if (me.endpoints().empty()) failures.push_back("no RoCE port with a RoCE v2 IPv4 GID");
+  for (const roced::v1::MeshEndpoint& e : me.endpoints()) {
+    if (ports_.size() >= kMaxMeshPorts) break;
     probe::UdPortOptions o;
     o.device = e.device();
     o.port = e.port();
@@ -411,48 +423,51 @@ bool MeshRuntime::OpenPort() {
     o.ipv4 = e.ip_address();
     o.max_message = std::clamp<uint32_t>(e.active_mtu(), 1024, probe::kMaxUdMessage);
     absl::StatusOr<std::unique_ptr<probe::UdPort>> port = probe::UdPort::Open(o);
-    if (port.ok()) {
-      port_ = *std::move(port);
-      std::lock_guard<std::mutex> lock(mu_);
-      port_info_ = PortInfo{o.device, o.port, port_->qpn(0), port_->nic_timestamps()};
-      port_error_.clear();
-      std::string ports;
-      for (size_t i = 0; i < port_->qps(); ++i) {
-        absl::StrAppend(&ports, i == 0 ? "" : " ", port_->SourcePort(i, probe::MeshFlowLabel(i)));
-      }
-      LOG_INFO << "mesh: responder on " << o.device << "/" << o.port << " (" << o.netdev << "), UD QPN "
-               << port_->qpn(0) << ", " << port_->qps() << " QPs, UDP source ports " << ports << ", "
-               << (port_->nic_timestamps() ? "NIC" : "host") << " timestamps";
-      return true;
+    if (!port.ok()) {
+      failures.push_back(absl::StrCat(o.device, "/", o.port, ": ", port.status().message()));
+      continue;
     }
-    why = std::string(port.status().message());
+    const probe::UdPort& p = **port;
+    std::string source_ports;
+    for (size_t i = 0; i < p.qps(); ++i) {
+      absl::StrAppend(&source_ports, i == 0 ? "" : " ", p.SourcePort(i, probe::MeshFlowLabel(i)));
+    }
+    LOG_INFO << "mesh: responder on " << o.device << "/" << o.port << " (" << o.netdev << "), UD QPN " << p.qpn(0)
+             << ", " << p.qps() << " QPs, UDP source ports " << source_ports << ", "
+             << (p.nic_timestamps() ? "NIC" : "host") << " timestamps";
+    opened.push_back(PortInfo{o.device, o.port, p.qpn(0), p.nic_timestamps()});
+    ports_.push_back(*std::move(port));
   }
-  why = absl::StrCat("no UD port: ", why);
+  const std::string why =
+      failures.empty() ? ""
+                       : absl::StrCat(ports_.empty() ? "no UD port: " : "RoCE ports without a UD port: ",
+                                      absl::StrJoin(failures, "; "));
   std::lock_guard<std::mutex> lock(mu_);
-  if (why != port_error_) {
+  if (why != port_error_ && !why.empty()) {
     LOG_WARNING << "mesh: " << why;
   }
   port_error_ = why;
-  return false;
+  port_info_ = std::move(opened);
+  return !ports_.empty();
 }
 
-void MeshRuntime::ClosePort(const std::string& why) {
-  LOG_WARNING << "mesh: closing the UD port: " << why;
-  port_.reset();
+void MeshRuntime::ClosePorts(const std::string& why) {
+  LOG_WARNING << "mesh: closing the UD ports: " << why;
+  ports_.clear();
   std::lock_guard<std::mutex> lock(mu_);
-  port_info_.reset();
+  port_info_.clear();
   port_error_ = why;
 }
 
 void MeshRuntime::ProbeLoop() {
   pthread_setname_np(pthread_self(), "roced-mesh");
   while (!stop_) {
-    if (port_ == nullptr && !OpenPort()) {
+    if (ports_.empty() && !OpenPorts()) {
       Sleep(kPortRetry);
       continue;
     }
-    if (port_->Removing()) {
-      ClosePort("the device is being removed or its port failed");
+    if (std::any_of(ports_.begin(), ports_.end(), [](const auto& p) { return p->Removing(); })) {
+      ClosePorts("a device is being removed or its port failed");
       continue;
     }
     ProbeTurn();
@@ -463,17 +478,31 @@ void MeshRuntime::SendDue(int64_t now_ns) {
   std::vector<mesh::MeshRequest> requests;
   std::vector<mesh::MeshOutcome> lost;
   std::vector<Where> where;
+  std::vector<std::pair<size_t, mesh::MeshTarget>> rail_of;  // per request: local port, target
+  uint32_t mtu = UINT32_MAX;
+  for (const auto& p : ports_) mtu = std::min(mtu, p->active_mtu());
+  const size_t qps = ports_[0]->qps();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    requests = prober_->Due(now_ns, kSendsPerTurn, port_->active_mtu());
+    requests = prober_->Due(now_ns, kSendsPerTurn, mtu);
     lost = prober_->ExpireLost(now_ns);
     for (const mesh::MeshOutcome& o : lost) where.push_back(WhereLocked(o.peer));
+    // Rails rotate with the flow label (above the bits that pick the QP):
+    // this node's port i probes the peer's rail i, over the rails both have.
+    for (const mesh::MeshRequest& r : requests) {
+      auto it = peers_.find(r.peer);
+      const size_t rails = it == peers_.end() ? 0 : std::min(ports_.size(), it->second.rails.size());
+      const size_t rail = rails == 0 ? 0 : (r.flow_label / qps) % rails;
+      rail_of.emplace_back(rail, rails == 0 ? r.target : it->second.rails[rail]);
+    }
   }
   for (size_t i = 0; i < lost.size(); ++i) CountOutcome(lost[i], where[i]);
-  for (const mesh::MeshRequest& r : requests) {
-    probe::UdAddress to{r.target.gid, r.target.qpn};
-    const size_t qp = r.flow_label % port_->qps();
-    absl::Status st = port_->Send(qp, to, r.dscp, probe::MeshFlowLabel(r.flow_label), r.bytes, r.id);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const mesh::MeshRequest& r = requests[i];
+    probe::UdAddress to{rail_of[i].second.gid, rail_of[i].second.qpn};
+    probe::UdPort& port = *ports_[rail_of[i].first];
+    const size_t qp = r.flow_label % port.qps();
+    absl::Status st = port.Send(qp, to, r.dscp, probe::MeshFlowLabel(r.flow_label), r.bytes, r.id);
     if (!st.ok()) {
       LOG_DEBUG << "mesh: send to " << r.peer << ": " << st.message();
       std::lock_guard<std::mutex> lock(mu_);
@@ -482,14 +511,16 @@ void MeshRuntime::SendDue(int64_t now_ns) {
   }
 }
 
-void MeshRuntime::OnDatagram(const probe::UdReceived& r) {
+void MeshRuntime::OnDatagram(size_t port, const probe::UdReceived& r) {
   if (r.payload.size() > 5 && r.payload[5] == static_cast<uint8_t>(mesh::ProbeType::kRequest)) {
     // Host clock for both of the responder's stamps: a NIC t2 with a host
     // t3 would mix clocks.
     const int64_t t2 = r.nic_stamp ? MonotonicNs() : r.stamp_ns;
     absl::StatusOr<mesh::MeshAnswer> answer = mesh::MeshProber::Answer(r.payload, t2, MonotonicNs(), false);
     if (!answer.ok()) return;
-    absl::Status st = port_->Send(r.qp, r.from, answer->dscp, probe::MeshFlowLabel(answer->flow_label), answer->bytes, 0);
+    // Answered from the port (rail) the request came to.
+    absl::Status st =
+        ports_[port]->Send(r.qp, r.from, answer->dscp, probe::MeshFlowLabel(answer->flow_label), answer->bytes, 0);
     if (st.ok()) {
       ++answered_;
       if (answered_metric_ != nullptr) answered_metric_->Increment();
@@ -518,6 +549,38 @@ MeshRuntime::Where MeshRuntime::WhereLocked(const std::string& peer) const {
   return w;
 }
 
+absl::Status MeshRuntime::PollPorts(absl::Duration wait) {
+  auto on_sent = [this](const probe::UdSent& s) {
+    if (s.cookie == 0) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (s.status.ok()) {
+      prober_->Sent(s.cookie, s.stamp_ns, s.nic_stamp);
+    } else {
+      prober_->SendFailed(s.cookie);
+    }
+  };
+  // One port: its own Poll waits. Several: wait on all their descriptors,
+  // then let each handle what it has without waiting.
+  absl::Duration each = wait;
+  if (ports_.size() > 1) {
+    std::vector<pollfd> fds;
+    for (const auto& p : ports_) {
+      for (int fd : p->WaitFds()) fds.push_back({fd, POLLIN, 0});
+    }
+    const int ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(wait), 60'000));
+    if (::poll(fds.data(), fds.size(), std::max(ms, 0)) < 0 && errno != EINTR) {
+      return absl::InternalError(absl::StrCat("poll on the UD ports: ", strerror(errno)));
+    }
+    each = absl::ZeroDuration();
+  }
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    absl::StatusOr<size_t> handled =
+        ports_[i]->Poll(each, [this, i](const probe::UdReceived& r) { OnDatagram(i, r); }, on_sent);
+    if (!handled.ok()) return handled.status();
+  }
+  return absl::OkStatus();
+}
+
 void MeshRuntime::ProbeTurn() {
   SendDue(MonotonicNs());
   int64_t wake = 0;
@@ -527,18 +590,7 @@ void MeshRuntime::ProbeTurn() {
   }
   const absl::Duration wait =
       std::clamp(absl::Nanoseconds(wake == INT64_MAX ? INT64_MAX : wake - MonotonicNs()), absl::ZeroDuration(), kMaxTurn);
-  absl::StatusOr<size_t> handled = port_->Poll(
-      wait, [this](const probe::UdReceived& r) { OnDatagram(r); },
-      [this](const probe::UdSent& s) {
-        if (s.cookie == 0) return;
-        std::lock_guard<std::mutex> lock(mu_);
-        if (s.status.ok()) {
-          prober_->Sent(s.cookie, s.stamp_ns, s.nic_stamp);
-        } else {
-          prober_->SendFailed(s.cookie);
-        }
-      });
-  if (!handled.ok()) ClosePort(std::string(handled.status().message()));
+  if (absl::Status st = PollPorts(wait); !st.ok()) ClosePorts(std::string(st.message()));
   const int64_t now = MonotonicNs();
   if (now - last_expire_ns_ > 10'000'000'000) {
     last_expire_ns_ = now;
@@ -617,7 +669,9 @@ absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
   out.set_tor(self_.tor);
   out.set_pod(self_.pod);
   *out.mutable_window() = util::ToProto(options_.prober.results.window);
-  out.set_clock(port_info_.has_value() && port_info_->nic_clock ? "nic" : "software");
+  const bool nic = !port_info_.empty() && std::all_of(port_info_.begin(), port_info_.end(),
+                                                      [](const PortInfo& p) { return p.nic_clock; });
+  out.set_clock(nic ? "nic" : "software");
   out.set_probes_per_second(prober_->schedule().ProbesPerSecond());
   out.set_slowdown(prober_->schedule().slowdown());
   out.set_requests_answered(answered_.load());
@@ -654,11 +708,12 @@ absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
 
 void MeshRuntime::AddResponder(roced::v1::DescribeResponse* response) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!port_info_.has_value()) return;
   for (roced::v1::MeshEndpoint& e : *response->mutable_endpoints()) {
-    if (e.device() == port_info_->device && e.port() == port_info_->port) {
-      e.set_ud_qpn(port_info_->qpn);
-      e.set_qkey(probe::kMeshQkey);
+    for (const PortInfo& p : port_info_) {
+      if (e.device() == p.device && e.port() == p.port) {
+        e.set_ud_qpn(p.qpn);
+        e.set_qkey(probe::kMeshQkey);
+      }
     }
   }
 }

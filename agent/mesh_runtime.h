@@ -62,6 +62,9 @@ inline constexpr absl::Duration kDescribeTtl = absl::Minutes(5);
 inline constexpr absl::Duration kDescribeRetry = absl::Seconds(10);
 // Probes of a described peer lost in a row before it is described again.
 inline constexpr uint32_t kLostBeforeRedescribe = 10;
+// UD ports (RoCE ports, rails) the mesh opens at most; a peer's rails
+// beyond it are not probed.
+inline constexpr size_t kMaxMeshPorts = 8;
 inline constexpr double kPressureHigh = 40;
 inline constexpr double kPressureLow = 10;
 
@@ -131,7 +134,10 @@ class MeshRuntime {
   struct PeerInfo {
     mesh::Member member;
     mesh::PeerScope scope = mesh::PeerScope::kSameTor;
-    std::optional<mesh::MeshTarget> target;
+    std::optional<mesh::MeshTarget> target;  // its first rail's responder
+    // Every rail's responder (each RoCE port with one, in Describe's order);
+    // local port i probes rails[i % rails.size()].
+    std::vector<mesh::MeshTarget> rails;
     std::string error = "not described yet";
     absl::Time next_describe = absl::InfinitePast();
   };
@@ -155,14 +161,16 @@ class MeshRuntime {
     absl::Time next = absl::InfinitePast();
   };
   void DescribePeers();
-  // Opens the UD port on the first RoCE endpoint; false when there is none
-  // usable (logged once per reason).
-  bool OpenPort();
-  void ClosePort(const std::string& why);
+  // Opens a UD port on every RoCE endpoint (at most kMaxMeshPorts); false
+  // when none opened (logged once per reason).
+  bool OpenPorts();
+  void ClosePorts(const std::string& why);
+  // Waits up to `wait` on every port and handles their completions.
+  absl::Status PollPorts(absl::Duration wait);
   // One turn of the probe loop with the port open.
   void ProbeTurn();
   void SendDue(int64_t now_ns);
-  void OnDatagram(const probe::UdReceived& r);
+  void OnDatagram(size_t port, const probe::UdReceived& r);
   // Where a peer stands, for its metric labels.
   struct Where {
     std::string tor;       // this node's
@@ -186,12 +194,12 @@ class MeshRuntime {
   std::string prober_error_ ABSL_GUARDED_BY(mu_);
   mesh::Member self_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PeerInfo> peers_ ABSL_GUARDED_BY(mu_);
-  std::optional<PortInfo> port_info_ ABSL_GUARDED_BY(mu_);
+  std::vector<PortInfo> port_info_ ABSL_GUARDED_BY(mu_);  // one per open port
   std::string port_error_ ABSL_GUARDED_BY(mu_);
   std::string inventory_error_ ABSL_GUARDED_BY(mu_);
 
-  // Owned by the probe loop's thread.
-  std::unique_ptr<probe::UdPort> port_;
+  // Owned by the probe loop's thread: one per RoCE port (rail).
+  std::vector<std::unique_ptr<probe::UdPort>> ports_;
   std::vector<mesh::Member> members_;  // the members thread's
   std::map<std::string, DnsEntry> dns_cache_;  // by address; the members thread's
   absl::Time inventory_mtime_ = absl::InfinitePast();

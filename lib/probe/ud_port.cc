@@ -469,4 +469,6 @@ bool UdPort::Removing() {
   return fatal_ || (!uverbs_path_.empty() && ::access(uverbs_path_.c_str(), F_OK) != 0);
 }
 
+std::array<int, 2> UdPort::WaitFds() const { return {channel_->fd, context_->async_fd}; }
+
 }  // namespace roced::probe

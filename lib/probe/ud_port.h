@@ -143,6 +143,11 @@ class UdPort {
   // fatal error: close the port.
   bool Removing();
 
+  // The descriptors Poll waits on (the completion channel, the device's
+  // async events), for a caller that waits on several ports at once and
+  // then calls Poll with a zero timeout on each.
+  std::array<int, 2> WaitFds() const;
+
  private:
   UdPort() = default;
   struct Completion {
