@@ -17,35 +17,22 @@
 #    again within 45 s (described again after 10 lost in a row).
 # The agents are restarted without the mesh at the end.
 source "$(dirname "$0")/probe_lib.sh"
+source "$(dirname "$0")/mesh_lib.sh"
 NS=$PROBE_NS
 tmp=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
 cleanup() {
   "$LAB" netem node3 clear >/dev/null 2>&1 || true
-  for n in node1 node2 node3; do
-    rm -f "$("$LAB" logdir "$n")/roced.args" "$("$LAB" logdir "$n")/mesh.txt"
-    "$LAB" agent restart "$n" >/dev/null 2>&1 || true
-  done
+  for n in node1 node2 node3; do mesh_agent_off "$n"; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 inventory=$tmp/inventory.txt
-for i in 1 2 3; do
-  echo "node$i $("$LAB" addr "node$i"):7471 tor-lab pod-lab"
-done >"$inventory"
-for n in node1 node2 node3; do
-  cp "$inventory" "$("$LAB" logdir "$n")/mesh.txt"
-  echo "--mesh-inventory /lab/mesh.txt" >"$("$LAB" logdir "$n")/roced.args"
-  "$LAB" agent restart "$n" >/dev/null || fail "$n: roced did not restart with the mesh"
-done
+mesh_agents_on "$inventory"
 
-scrape() {
-  ip netns exec "$NS" "$PY" -c 'import sys, urllib.request
-print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode())' "$("$LAB" addr "$1")"
-}
 # metric_sum NODE NAME PEER: the sum of NAME's series for peer PEER.
 metric_sum() {
-  scrape "$1" | "$PY" -c '
+  mesh_scrape "$1" | "$PY" -c '
 import re, sys
 name, peer = sys.argv[1], sys.argv[2]
 total = 0.0
@@ -94,7 +81,7 @@ for peer in node2 node3; do
   log "node1 -> $peer healthy: $l of $s lost"
 done
 for n in node2 node3; do
-  a=$(scrape "$n" | awk '/^roced_mesh_requests_answered_total /{print int($2)}')
+  a=$(mesh_scrape "$n" | awk '/^roced_mesh_requests_answered_total /{print int($2)}')
   ((a > 0)) || fail "$n answered no mesh requests"
 done
 

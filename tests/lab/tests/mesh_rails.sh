@@ -17,6 +17,7 @@
 # Everything is undone at the end: rxe1 and the macvlans removed, the
 # agents restarted without the mesh.
 source "$(dirname "$0")/probe_lib.sh"
+source "$(dirname "$0")/mesh_lib.sh"
 NS=$PROBE_NS
 tmp=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
 rail_ip() { echo "192.168.77.$((30 + ${1#node}))"; }
@@ -24,8 +25,7 @@ rail_ip() { echo "192.168.77.$((30 + ${1#node}))"; }
 # second port goes; each step on its own (lsh runs sh -e).
 cleanup() {
   for n in node1 node2 node3; do
-    rm -f "$("$LAB" logdir "$n")/roced.args" "$("$LAB" logdir "$n")/mesh.txt"
-    "$LAB" agent restart "$n" >/dev/null 2>&1 || true
+    mesh_agent_off "$n"
     lsh "$n" "rdma link delete rxe1 || true; ip link del rail2 || true; sysctl -qw net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.arp_announce=0" >/dev/null 2>&1 || true
     lsh "$n" "rdma link show rxe1/1" >/dev/null 2>&1 && log "$n: rxe1 could not be removed"
   done
@@ -41,14 +41,7 @@ for n in node1 node2 node3; do
 done
 
 inventory=$tmp/inventory.txt
-for i in 1 2 3; do
-  echo "node$i $("$LAB" addr "node$i"):7471 tor-lab pod-lab"
-done >"$inventory"
-for n in node1 node2 node3; do
-  cp "$inventory" "$("$LAB" logdir "$n")/mesh.txt"
-  echo "--mesh-inventory /lab/mesh.txt" >"$("$LAB" logdir "$n")/roced.args"
-  "$LAB" agent restart "$n" >/dev/null || fail "$n: roced did not restart with the mesh"
-done
+mesh_agents_on "$inventory"
 
 # Both ports opened, each a UD QP of its device.
 for dev in rxe0 rxe1; do
@@ -63,13 +56,9 @@ for dev in rxe0 rxe1; do
   log "node1: UD responder on $dev/1, QPN $qpn"
 done
 
-scrape() {
-  ip netns exec "$NS" "$PY" -c 'import sys, urllib.request
-print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode())' "$("$LAB" addr "$1")"
-}
 # counts NODE PEER: "SENT LOST" of NODE's mesh probes of PEER.
 counts() {
-  scrape "$1" | "$PY" -c '
+  mesh_scrape "$1" | "$PY" -c '
 import re, sys
 peer = sys.argv[1]
 t = {"roced_mesh_probes_sent_total": 0.0, "roced_mesh_probes_lost_total": 0.0}
