@@ -116,6 +116,14 @@ set +e
 "$BIN/rocectl" -o xml status >/dev/null 2>&1; rc2=$?
 set -e
 check "rocectl usage errors exit 2" test "$rc1" = 2 -a "$rc2" = 2
+mesh_help=$("$BIN/rocectl" mesh --help)
+check "rocectl COMMAND --help lists the command's own flags" \
+  sh -c "grep -q '^COMMAND OPTIONS' <<'EOF'
+$mesh_help
+EOF
+grep -q '^  --prometheus URL' <<'EOF'
+$mesh_help
+EOF"
 
 # --- bad config ---------------------------------------------------------------
 cat >"$WORK/bad.yaml" <<'YAML'

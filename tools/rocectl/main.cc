@@ -181,8 +181,14 @@ int main(int argc, char** argv) {
   // `rocectl COMMAND ... --help` describes the command and runs nothing
   // (it used to be ignored: `rocectl apply -f x.yaml --help` applied).
   if (g.help) {
+    // The command's own flags, from a parser that holds only them.
+    roced::util::ArgParser own;
+    (void)command->register_flags(&own);
+    const std::string flags = own.Help();
     std::cout << "Usage: rocectl [OPTIONS] " << command->usage << "\n\n"
-              << command->summary << "\n\nSee 'rocectl --help' for the options.\n";
+              << command->summary << "\n"
+              << (flags.empty() ? "" : "\nCOMMAND OPTIONS\n" + flags)
+              << "\nSee 'rocectl --help' for the options every command takes.\n";
     return roced::ctl::kExitOk;
   }
   absl::StatusOr<roced::ctl::CommandContext> ctx = MakeContext(g, output);

@@ -170,7 +170,7 @@ CommandRun BindMesh(util::ArgParser* parser) {
                     "for fleets too large to ask; across ToRs its series know the far ToR, not the "
                     "far host.");
   parser->AddDuration("window", &flags->window, "DURATION",
-                      "mesh --prometheus: the window the counts are taken over (default 60s; 10s to 24h).");
+                      "mesh --prometheus: the window the counts are taken over (10s to 24h).");
   parser->AddString("baseline-loss", &flags->baseline_loss, "P",
                     "mesh: the loss rate of a healthy path the suspects are judged against (default "
                     "1e-4; 1e-9 to 0.1).");
