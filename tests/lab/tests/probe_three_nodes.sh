@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 pids=()
 for pair in node1:node2 node1:node3 node2:node1 node3:node1; do
   from=${pair%%:*} to=${pair##*:}
-  pctl "$from" -o json probe "$to" --iterations 3000 >"$tmp/$from-$to" 2>&1 &
+  pctl "$from" -o json probe "$to" --iterations 1500 >"$tmp/$from-$to" 2>&1 &
   pids+=("$!:$from->$to")
 done
 for p in "${pids[@]}"; do
