@@ -31,10 +31,15 @@ std::vector<roced::v1::RdmaDevice> PublishedState::Devices() const {
 std::vector<roced::v1::RdmaDevice> PublishedState::SwapDevices(std::vector<roced::v1::RdmaDevice> devices) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<roced::v1::RdmaDevice> before(state_.devices().begin(), state_.devices().end());
+  // Every discovery pass swaps; only a different list is a change.
+  bool same = before.size() == devices.size();
+  for (size_t i = 0; same && i < devices.size(); ++i) {
+    same = before[i].SerializeAsString() == devices[i].SerializeAsString();
+  }
   state_.clear_devices();
   for (auto& d : devices) *state_.add_devices() = std::move(d);
   *state_.mutable_observed_at() = TimeUtil::GetCurrentTime();
-  Bump();
+  if (!same) Bump();
   return before;
 }
 

@@ -152,6 +152,10 @@ TEST(PublishedState, VersionMovesWithEveryVisibleChangeOnly) {
   };
   state.SwapDevices({Device("rxe0", 1)});
   moved("SwapDevices");
+  state.SwapDevices({Device("rxe0", 1)});
+  EXPECT_EQ(state.Version(), v) << "the same devices again (every discovery pass swaps)";
+  state.SwapDevices({Device("rxe0", 2)});
+  moved("a device with a different port");
   state.SetComponentHealth("counters", true, "");
   moved("a new component");
   state.SetComponentHealth("counters", true, "");
