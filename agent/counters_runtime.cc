@@ -147,6 +147,7 @@ std::vector<metrics::WatchedNetdev> CountersRuntime::WatchedNetdevs(
 }
 
 void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports) {
+  std::lock_guard<std::mutex> lock(samples_mu_);
   std::set<std::string> netdevs;
   const absl::Time now = absl::Now();
   for (const metrics::PortNetdev& p : ports) {
@@ -159,7 +160,10 @@ void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports)
   flaps_.Retain(netdevs);
 }
 
-std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() const { return flaps_.Flaps(absl::Now()); }
+std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() {
+  SampleLinks(Ports());
+  return flaps_.Flaps(absl::Now());
+}
 
 std::vector<roced::v1::CounterSet> CountersRuntime::ReadSets(const std::vector<metrics::PortNetdev>& ports) {
   std::vector<metrics::NetdevStats> stats;

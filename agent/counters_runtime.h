@@ -90,9 +90,10 @@ class CountersRuntime {
 
   // For the diagnosis: the congestion counters now against the newest kept
   // sample at least a minute old (pause_without_ecn), and the RoCE
-  // netdevs' carrier changes (link_flaps).
+  // netdevs' carrier changes (link_flaps), read now: the flaps since the
+  // refresh's last reading count.
   metrics::CongestionWindow CongestionWindowNow();
-  std::vector<metrics::LinkFlaps> LinkFlaps() const;
+  std::vector<metrics::LinkFlaps> LinkFlaps();
   // Counter files held open (tests).
   size_t OpenCounterFiles() const { return files_->open_files(); }
 
@@ -103,6 +104,9 @@ class CountersRuntime {
   // What the PFC watchdog polls: each RoCE netdev on its PFC-enabled
   // priorities (refresh thread only).
   std::vector<metrics::WatchedNetdev> WatchedNetdevs(const std::vector<metrics::PortNetdev>& ports);
+  // Reads each netdev's carrier_changes into flaps_; from the refresh thread
+  // and from LinkFlaps(), one at a time (samples_mu_: a reading must not
+  // overtake a newer one).
   void SampleLinks(const std::vector<metrics::PortNetdev>& ports);
   void SampleCongestionIfDue(const std::vector<metrics::PortNetdev>& ports);
   void OnStormChange(const metrics::PfcStormTransition& change);
@@ -132,6 +136,7 @@ class CountersRuntime {
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
   // mu_ guards ports_ and started_; rates_mu_ guards previous_.
   mutable std::mutex mu_;
+  std::mutex samples_mu_;
   std::vector<metrics::PortNetdev> ports_;
   bool started_ = false;
   // Re-reads the port list when the state changes, and every refresh_interval_.
