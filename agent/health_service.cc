@@ -76,15 +76,15 @@ grpc::Status HealthService::Watch(grpc::ServerContext* context, const grpc::heal
     if (seen != generation_) {
       seen = generation_;
       const Status now = StatusOf(request->service());
-      if (now != sent) {
-        sent = now;
-        HealthCheckResponse response;
-        response.set_status(now);
-        lock.unlock();
-        const bool written = writer->Write(response);
-        lock.lock();
-        if (!written) break;
-      }
+      if (now == sent) continue;
+      sent = now;
+      HealthCheckResponse response;
+      response.set_status(now);
+      lock.unlock();
+      const bool written = writer->Write(response);
+      lock.lock();
+      if (!written) break;
+      continue;  // a change made during the write (Shutdown's too) is sent next
     }
     if (shutdown_) break;
     changed_.wait_for(lock, kCancelPoll);
