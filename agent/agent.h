@@ -21,6 +21,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -132,6 +133,9 @@ class Agent {
   roced::v1::NodeState State() const;
   // PublishedState::Version(): read it first, copy State() when it moved.
   uint64_t StateVersion() const { return published_.Version(); }
+  // See PublishedState::AddListener: `fn` runs after every state change.
+  uint64_t AddStateListener(std::function<void()> fn) { return published_.AddListener(std::move(fn)); }
+  void RemoveStateListener(uint64_t id) { published_.RemoveListener(id); }
 
   std::shared_ptr<Subscription> Subscribe() { return bus_.Subscribe(); }
   void Unsubscribe(const std::shared_ptr<Subscription>& sub) { bus_.Unsubscribe(sub); }

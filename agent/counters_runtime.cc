@@ -41,7 +41,7 @@ std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& 
 }  // namespace
 
 CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options)
-    : agent_(agent), paths_(options.paths) {
+    : agent_(agent), paths_(options.paths), refresh_interval_(options.refresh_interval) {
   RaiseOpenFileLimit();
   files_ = std::make_unique<hal::CounterFiles>(options.paths, hal::CounterFiles::Options());
   netdev_stats_ = options.netdev_stats;
@@ -77,17 +77,6 @@ std::vector<metrics::PortNetdev> CountersRuntime::Ports() const {
 }
 
 void CountersRuntime::Refresh() {
-  // Cheap every second: the carrier-change count per netdev and, when due,
-  // one congestion sample. The rest only when the state moved.
-  const uint64_t version = agent_->StateVersion();
-  if (version == seen_version_ && ++passes_since_full_ < kFullRefreshEvery) {
-    const std::vector<metrics::PortNetdev> ports = Ports();
-    SampleLinks(ports);
-    SampleCongestionIfDue(ports);
-    return;
-  }
-  seen_version_ = version;
-  passes_since_full_ = 0;
   roced::v1::NodeState state = agent_->State();
   std::vector<metrics::PortNetdev> ports = metrics::PortNetdevs(state.devices());
   bool devices_changed = false;
@@ -158,6 +147,7 @@ std::vector<metrics::WatchedNetdev> CountersRuntime::WatchedNetdevs(
 }
 
 void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports) {
+  std::lock_guard<std::mutex> lock(samples_mu_);
   std::set<std::string> netdevs;
   const absl::Time now = absl::Now();
   for (const metrics::PortNetdev& p : ports) {
@@ -170,7 +160,10 @@ void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports)
   flaps_.Retain(netdevs);
 }
 
-std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() const { return flaps_.Flaps(absl::Now()); }
+std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() {
+  SampleLinks(Ports());
+  return flaps_.Flaps(absl::Now());
+}
 
 std::vector<roced::v1::CounterSet> CountersRuntime::ReadSets(const std::vector<metrics::PortNetdev>& ports) {
   std::vector<metrics::NetdevStats> stats;
@@ -195,9 +188,9 @@ void CountersRuntime::Start() {
     if (started_) return;
     started_ = true;
   }
-  seen_version_ = 0;  // the first pass is a full one
   Refresh();
   if (netdev_stats_ != nullptr) watchdog_->Start();
+  state_listener_ = agent_->AddStateListener([this] { refresh_.Trigger("state changed"); });
   refresh_.Start();
 }
 
@@ -206,6 +199,8 @@ void CountersRuntime::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     started_ = false;
   }
+  if (state_listener_ != 0) agent_->RemoveStateListener(state_listener_);
+  state_listener_ = 0;
   refresh_.Stop();
   watchdog_->Stop();
 }

@@ -8,11 +8,16 @@
 // names mean nothing to the running kernel (the same rule as for libibverbs).
 //
 // Threads: Start() runs the watchdog's poller and a refresh thread that,
-// once a second, takes the RoCE ports and their netdevs from the agent's
-// state and the watchdog's times from the accepted config, gives the
-// watchdog each RoCE netdev's PFC-enabled priorities (DCB netlink), reads each RoCE
-// netdev's carrier_changes (link flaps), and every 30 s keeps a sample of
-// the congestion counters (pauses vs ECN) for the diagnosis. Storm changes are
+// whenever the agent's state changes and every 10 s otherwise (options),
+// takes the RoCE ports and their netdevs from the agent's state and the
+// watchdog's times from the accepted config, gives the watchdog each RoCE
+// netdev's PFC-enabled priorities (DCB netlink), reads each RoCE netdev's
+// carrier_changes (link flaps), and every 30 s keeps a sample of the
+// congestion counters (pauses vs ECN) for the diagnosis. The state changes
+// with every device, port state, config and DCB change the agent sees (its
+// netlink monitor hears DCB and link events), so the periodic pass is for
+// what changes unannounced: a PFC setting the NIC's firmware changed, a
+// carrier that flapped back between two discovery passes. Storm changes are
 // logged and published on WatchState. Every public method is thread-safe.
 #pragma once
 
@@ -50,6 +55,10 @@ struct CountersRuntimeOptions {
   hal::NetdevStatsReader* netdev_stats = nullptr;
   // DCB PFC counters for /metrics (the live kernel). Null: none. Not owned.
   const hal::DcbNetlink* dcb = nullptr;
+  // The periodic pass, for what changes without the state changing: a PFC
+  // setting the NIC's firmware changed, a carrier that flapped back between
+  // two discovery passes (on a fixture tree, every carrier change).
+  absl::Duration refresh_interval = absl::Seconds(10);
 };
 
 class CountersRuntime {
@@ -81,9 +90,10 @@ class CountersRuntime {
 
   // For the diagnosis: the congestion counters now against the newest kept
   // sample at least a minute old (pause_without_ecn), and the RoCE
-  // netdevs' carrier changes (link_flaps).
+  // netdevs' carrier changes (link_flaps), read now: the flaps since the
+  // refresh's last reading count.
   metrics::CongestionWindow CongestionWindowNow();
-  std::vector<metrics::LinkFlaps> LinkFlaps() const;
+  std::vector<metrics::LinkFlaps> LinkFlaps();
   // Counter files held open (tests).
   size_t OpenCounterFiles() const { return files_->open_files(); }
 
@@ -94,6 +104,9 @@ class CountersRuntime {
   // What the PFC watchdog polls: each RoCE netdev on its PFC-enabled
   // priorities (refresh thread only).
   std::vector<metrics::WatchedNetdev> WatchedNetdevs(const std::vector<metrics::PortNetdev>& ports);
+  // Reads each netdev's carrier_changes into flaps_; from the refresh thread
+  // and from LinkFlaps(), one at a time (samples_mu_: a reading must not
+  // overtake a newer one).
   void SampleLinks(const std::vector<metrics::PortNetdev>& ports);
   void SampleCongestionIfDue(const std::vector<metrics::PortNetdev>& ports);
   void OnStormChange(const metrics::PfcStormTransition& change);
@@ -113,14 +126,8 @@ class CountersRuntime {
   // Netdevs without readable PFC state: whether their driver counts
   // per-priority pause frames (refresh thread only).
   std::map<std::string, bool> counts_pauses_;
-  // The agent's state version of the last full pass (ports, watchdog
-  // netdevs and options), and the passes since: a pass copies the state and
-  // asks DCB netlink only when the version moved or every
-  // kFullRefreshEvery-th pass (a PFC change made outside roced is seen
-  // within that many seconds). Refresh thread only.
-  static constexpr int kFullRefreshEvery = 10;
-  uint64_t seen_version_ = 0;
-  int passes_since_full_ = 0;
+  const absl::Duration refresh_interval_;
+  uint64_t state_listener_ = 0;  // Agent::AddStateListener's id while started
   // Thread-safe themselves; written by the refresh thread.
   metrics::CongestionSamples congestion_;
   metrics::LinkFlapHistory flaps_;
@@ -129,10 +136,11 @@ class CountersRuntime {
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
   // mu_ guards ports_ and started_; rates_mu_ guards previous_.
   mutable std::mutex mu_;
+  std::mutex samples_mu_;
   std::vector<metrics::PortNetdev> ports_;
   bool started_ = false;
-  // Re-reads the port list every second.
-  util::TriggeredLoop refresh_{{"roced-counters"}, [] { return absl::Seconds(1); },
+  // Re-reads the port list when the state changes, and every refresh_interval_.
+  util::TriggeredLoop refresh_{{"roced-counters"}, [this] { return refresh_interval_; },
                                [this](const std::string&) { Refresh(); }};
 
   struct Sample {

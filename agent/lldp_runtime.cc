@@ -125,14 +125,19 @@ LldpRuntime::LldpRuntime(Agent* agent, LldpRuntimeOptions options)
 LldpRuntime::~LldpRuntime() { Stop(); }
 
 void LldpRuntime::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  thread_ = std::thread([this] { Run(); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (thread_.joinable()) return;
+    stop_ = false;
+    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    thread_ = std::thread([this] { Run(); });
+  }
+  state_listener_ = agent_->AddStateListener([this] { Resync(); });
 }
 
 void LldpRuntime::Stop() {
+  if (state_listener_ != 0) agent_->RemoveStateListener(state_listener_);
+  state_listener_ = 0;
   std::thread thread;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -5,9 +5,10 @@
 //
 // Threads: Start() runs one thread (roced-lldp) that sleeps in poll() on an
 // AF_PACKET socket per RoCE netdev and an eventfd (Stop, Resync). It wakes
-// for frames, for the next neighbour's TTL running out, and every
-// kResyncInterval to follow the RoCE netdevs of the agent's state (sockets
-// opened for new ones, closed for gone ones). Every public method is
+// for frames, for the next neighbour's TTL running out, and to follow the
+// RoCE netdevs of the agent's state (sockets opened for new ones, closed for
+// gone ones): when the state changes (a listener calls Resync) and every
+// kResyncInterval besides. Every public method is
 // thread-safe.
 //
 // Bounds: at most kFramesPerRound frames are read per socket per round and
@@ -41,7 +42,7 @@ class Agent;
 inline constexpr size_t kMaxNeighborsPerNetdev = 4;
 inline constexpr size_t kFramesPerRound = 8;
 inline constexpr absl::Duration kMinRoundGap = absl::Milliseconds(100);
-inline constexpr absl::Duration kResyncInterval = absl::Seconds(5);
+inline constexpr absl::Duration kResyncInterval = absl::Seconds(60);
 
 // The neighbours heard, by netdev: pure bookkeeping on an injected clock.
 // Thread-safe.
@@ -108,7 +109,8 @@ class LldpRuntime {
   void Start();
   // Stops the thread and closes the sockets. Idempotent.
   void Stop();
-  // Re-reads the RoCE netdevs now (a discovery change).
+  // Re-reads the RoCE netdevs now (a discovery change). Called by the
+  // agent's state listener, so it only signals the thread.
   void Resync();
 
   std::vector<roced::v1::LldpNeighbor> Neighbors();
@@ -124,6 +126,7 @@ class LldpRuntime {
   void RefreshDriverPeers(const std::set<std::string>& netdevs);
 
   Agent* const agent_;
+  uint64_t state_listener_ = 0;  // Agent::AddStateListener's id while started
   const LldpRuntimeOptions options_;
   LldpTable table_;
   std::shared_ptr<prometheus::Collectable> collector_;

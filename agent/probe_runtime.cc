@@ -17,6 +17,9 @@ namespace roced::agent {
 namespace {
 
 namespace pl = model::probe_limits;
+
+// The scheduler's longest sleep when nothing is due sooner.
+constexpr absl::Duration kScheduleBackstop = absl::Seconds(60);
 using util::FromProto;
 
 const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
@@ -87,7 +90,10 @@ void ProbeRuntime::Start() {
   if (started_ || stopped_) return;
   started_ = true;
   reaper_.Start();
-  if (options_.schedule) scheduler_.Start();
+  if (options_.schedule) {
+    state_listener_ = agent_->AddStateListener([this] { scheduler_.Trigger("state changed"); });
+    scheduler_.Start();
+  }
 }
 
 void ProbeRuntime::Stop() {
@@ -99,6 +105,7 @@ void ProbeRuntime::Stop() {
   }
   // No endpoint is handed out after this; the open ones are released.
   responders_->Shutdown();
+  if (state_listener_ != 0) agent_->RemoveStateListener(state_listener_);
   reaper_.Stop();
   scheduler_.Stop();
   JoinFinishedWorkers(/*all=*/true);
@@ -190,7 +197,9 @@ std::vector<roced::v1::ProbeSummary> ProbeRuntime::Summaries() const {
 absl::StatusOr<roced::v1::OpenEndpointResponse> ProbeRuntime::OpenEndpoint(
     const roced::v1::OpenEndpointRequest& request, const std::string& caller) {
   if (stopping_.load()) return absl::UnavailableError("agent is stopping");
-  return responders_->Open(request, caller);
+  absl::StatusOr<roced::v1::OpenEndpointResponse> opened = responders_->Open(request, caller);
+  if (opened.ok()) reaper_.Trigger("endpoint opened");
+  return opened;
 }
 
 absl::Status ProbeRuntime::CloseEndpoint(const std::string& endpoint_id) {
@@ -217,7 +226,9 @@ void ProbeRuntime::JoinFinishedWorkers(bool all) {
 
 absl::Duration ProbeRuntime::UntilNextDue() {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::clamp(schedule_.NextDue() - absl::Now(), absl::ZeroDuration(), absl::Seconds(1));
+  // A config change (new peers, intervals) triggers the loop (the state
+  // listener), so does a probe worker ending; the cap is a backstop.
+  return std::clamp(schedule_.NextDue() - absl::Now(), absl::ZeroDuration(), kScheduleBackstop);
 }
 
 void ProbeRuntime::RunDueProbes() {
@@ -267,6 +278,7 @@ void ProbeRuntime::RunDueProbes() {
       Record(initiator_->Run(p, &stopping_));
       held->Release();
       done->store(true);
+      scheduler_.Trigger("probe finished");  // to join this thread
     });
     std::lock_guard<std::mutex> lock(workers_mu_);
     workers_.push_back(Worker{std::move(t), done});

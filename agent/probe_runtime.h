@@ -20,8 +20,10 @@
 // {peer,device}, roced_probe_failures_total{peer,reason} and
 // roced_probe_last_success_timestamp_seconds{peer,kind}.
 //
-// Threads: Start() runs the lease reaper ("roced-leases", every second)
-// and the scheduler ("roced-schedule"); scheduled probes run on worker
+// Threads: Start() runs the lease reaper ("roced-leases", every second
+// while endpoints are open, else asleep until one is) and the scheduler
+// ("roced-schedule", asleep until a probe is due, the agent's state changes
+// or a probe ends); scheduled probes run on worker
 // threads of their own, joined by the scheduler and by Stop(); RunProbe
 // runs its probe on the caller's thread. Every public method is
 // thread-safe. ProbeRuntime owns the engine objects, the default endpoint
@@ -156,9 +158,8 @@ class ProbeRuntime {
   // A configured peer's successful result into the baselines, under the
   // local device's driver and firmware now.
   void RecordBaseline(const roced::v1::ProbeResult& result);
-  // The lease reaper's pass (every second) and the scheduler's: how long
-  // until a probe is due (at most 1 s, so config changes are seen), and a
-  // pass that starts the due ones.
+  // The lease reaper's pass and the scheduler's: how long until a probe is
+  // due (at most kScheduleBackstop), and a pass that starts the due ones.
   void ReapExpired() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Duration UntilNextDue() ABSL_LOCKS_EXCLUDED(mu_);
   void RunDueProbes() ABSL_LOCKS_EXCLUDED(mu_);
@@ -178,6 +179,7 @@ class ProbeRuntime {
   // copied at: a pass copies the state only when the version moved
   // (scheduler thread only).
   uint64_t probe_config_version_ = 0;
+  uint64_t state_listener_ = 0;  // Agent::AddStateListener's id while scheduling
   roced::v1::ProbeConfig probe_config_;
   // Set by Stop(): running probes end with "cancelled".
   std::atomic<bool> stopping_{false};
@@ -199,7 +201,10 @@ class ProbeRuntime {
   prometheus::Family<prometheus::Gauge>* last_success_;
 
   // Last: their threads use everything above.
-  util::TriggeredLoop reaper_{{"roced-leases"}, [] { return absl::Seconds(1); },
+  // Every second while endpoints are open (a lease to end, a serving thread
+  // that stopped on an error); with none it sleeps until one is opened.
+  util::TriggeredLoop reaper_{{"roced-leases"},
+                              [this] { return responders_->size() > 0 ? absl::Seconds(1) : absl::InfiniteDuration(); },
                               [this](const std::string&) { ReapExpired(); }};
   util::TriggeredLoop scheduler_{{"roced-schedule"}, [this] { return UntilNextDue(); },
                                  [this](const std::string&) { RunDueProbes(); }};

@@ -1,5 +1,7 @@
 #include "agent/published_state.h"
 
+#include <utility>
+
 #include "google/protobuf/util/time_util.h"
 #include "roced/version.h"
 #include "util/fs.h"
@@ -29,10 +31,15 @@ std::vector<roced::v1::RdmaDevice> PublishedState::Devices() const {
 std::vector<roced::v1::RdmaDevice> PublishedState::SwapDevices(std::vector<roced::v1::RdmaDevice> devices) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<roced::v1::RdmaDevice> before(state_.devices().begin(), state_.devices().end());
+  // Every discovery pass swaps; only a different list is a change.
+  bool same = before.size() == devices.size();
+  for (size_t i = 0; same && i < devices.size(); ++i) {
+    same = before[i].SerializeAsString() == devices[i].SerializeAsString();
+  }
   state_.clear_devices();
   for (auto& d : devices) *state_.add_devices() = std::move(d);
   *state_.mutable_observed_at() = TimeUtil::GetCurrentTime();
-  Bump();
+  if (!same) Bump();
   return before;
 }
 
@@ -108,10 +115,34 @@ void PublishedState::ClearConfirmDeadline() {
 
 void PublishedState::SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Every reconcile pass reports; only a different outcome is a change.
+  bool same = state_.config().converged() == converged && static_cast<size_t>(state_.fields_size()) == fields.size();
+  for (size_t i = 0; same && i < fields.size(); ++i) {
+    same = state_.fields(static_cast<int>(i)).SerializeAsString() == fields[i].SerializeAsString();
+  }
+  if (same) return;
   state_.mutable_config()->set_converged(converged);
   state_.clear_fields();
   for (const auto& f : fields) *state_.add_fields() = f;
   Bump();
+}
+
+void PublishedState::Bump() {
+  version_.fetch_add(1, std::memory_order_acq_rel);
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (const auto& [id, fn] : listeners_) fn();
+}
+
+uint64_t PublishedState::AddListener(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  const uint64_t id = next_listener_++;
+  listeners_.emplace(id, std::move(fn));
+  return id;
+}
+
+void PublishedState::RemoveListener(uint64_t id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.erase(id);
 }
 
 }  // namespace roced::agent

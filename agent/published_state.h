@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,6 +33,15 @@ class PublishedState {
   // it moved. Read it before Snapshot(): a change between the two is seen
   // on the next poll.
   uint64_t Version() const { return version_.load(std::memory_order_acquire); }
+  // `fn` is called after every version change, on the thread that made it
+  // and with the state's lock held: it must be quick and must not call back
+  // into the state (signal a loop, as TriggeredLoop::Trigger does). So the
+  // agent's threads that follow the state sleep until it changes instead of
+  // polling the version (issue 16). Returns an id for RemoveListener, which
+  // the listener's owner calls before it goes away; once RemoveListener
+  // returns, `fn` is not running and will not be called.
+  uint64_t AddListener(std::function<void()> fn);
+  void RemoveListener(uint64_t id);
   std::vector<roced::v1::RdmaDevice> Devices() const;
   // Replaces the device list; returns the one it replaced.
   std::vector<roced::v1::RdmaDevice> SwapDevices(std::vector<roced::v1::RdmaDevice> devices);
@@ -52,8 +63,11 @@ class PublishedState {
   mutable std::mutex mu_;
   roced::v1::NodeState state_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> version_{1};
+  std::mutex listeners_mu_;  // after mu_
+  std::map<uint64_t, std::function<void()>> listeners_ ABSL_GUARDED_BY(listeners_mu_);
+  uint64_t next_listener_ ABSL_GUARDED_BY(listeners_mu_) = 1;
   // Under mu_, after the change.
-  void Bump() { version_.fetch_add(1, std::memory_order_acq_rel); }
+  void Bump();
 };
 
 }  // namespace roced::agent

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
 
 #include "access/grpc_tls.h"
@@ -125,7 +124,6 @@ absl::Status Server::Start() {
 }
 
 absl::Status Server::StartGrpc() {
-  grpc::EnableDefaultHealthCheckService(true);
   if (options_.reflection) RETURN_IF_ERROR(EnableReflection());
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
@@ -151,6 +149,7 @@ absl::Status Server::StartGrpc() {
   }
   builder.RegisterService(&agent_service_);
   builder.RegisterService(&peer_service_);
+  builder.RegisterService(&health_);
   grpc_ = builder.BuildAndStart();
   if (grpc_ == nullptr || (!options_.grpc_listen.empty() && grpc_port_ == 0)) {
     grpc_.reset();
@@ -159,12 +158,7 @@ absl::Status Server::StartGrpc() {
                                                " (address in use or not available?)"));
   }
   if (unix_) unix_->Serve(grpc_.get());
-  grpc::HealthCheckServiceInterface* health = grpc_->GetHealthCheckService();
-  if (health != nullptr) {
-    health->SetServingStatus(true);
-    health->SetServingStatus("roced.v1.Agent", true);
-    health->SetServingStatus("roced.v1.ProbePeer", true);
-  }
+  for (const char* service : {"", "roced.v1.Agent", "roced.v1.ProbePeer"}) health_.SetServingStatus(service, true);
   agent_->SetComponentHealth(
       "grpc", true,
       absl::StrCat(options_.grpc_listen.empty() ? "no TCP listener"
@@ -201,6 +195,7 @@ absl::Status Server::StartMetrics() {
 
 void Server::Shutdown(absl::Duration grace) {
   agent_service_.Shutdown();
+  health_.Shutdown();
   // No new local connections while gRPC winds down.
   if (unix_) unix_->Stop();
   // Running probes end (cancelled) and responder endpoints are released

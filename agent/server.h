@@ -18,6 +18,7 @@
 #include "agent/agent_service.h"
 #include "agent/audit_log.h"
 #include "agent/gate.h"
+#include "agent/health_service.h"
 #include "agent/unix_listener.h"
 #include "agent/counters_runtime.h"
 #include "agent/lldp_runtime.h"
@@ -124,7 +125,7 @@ class Server {
   // Binds everything. On failure (address in use, bad address, unwritable
   // socket dir) nothing is left listening and the error names the address.
   absl::Status Start();
-  // Ends watch streams and running probes (so RunProbe calls in flight do
+  // Ends watch streams (WatchState, health Watch) and running probes (so RunProbe calls in flight do
   // not hold up the shutdown), stops gRPC (waiting up to `grace` for calls
   // in flight) and the metrics endpoint.
   void Shutdown(absl::Duration grace = absl::Seconds(5));
@@ -151,6 +152,7 @@ class Server {
   Gate gate_;
   AgentService agent_service_;
   ProbePeerService peer_service_;
+  HealthService health_;
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::shared_ptr<metrics::NodeCollector> collector_;

@@ -10,7 +10,8 @@
 #      seconds (default 30) left alone, then IDLE_SECONDS measured: the
 #      process's CPU time (utime + stime, which counts threads that ended
 #      meanwhile), each live thread's run time
-#      (/proc/PID/task/TID/schedstat, nanoseconds) by name, and the guest's
+#      (/proc/PID/task/TID/schedstat, nanoseconds) and times scheduled in
+#      (wakes/s) by name, and the guest's
 #      busy time again. This is the idle figure; goal <= 0.5% of the vCPU;
 #   3. the same with the lab's default config (node2 listed as a peer, a
 #      100-iteration latency probe of it every 30 s, a 1 s bandwidth probe
@@ -18,7 +19,11 @@
 #      node that probes costs, the probe workers under "threads that ended";
 #   4. with IDLE_PFC=1 (default) the lab config again with PFC enabled on
 #      priority 3 of eth0 (dcb pfc set), so the PFC watchdog polls it every
-#      100 ms: the cost of a node that can storm.
+#      100 ms: the cost of a node that can storm;
+#   5. with IDLE_MESH=1 (default) the agent's default config and the fleet
+#      mesh on both nodes (--mesh-inventory: the two under one ToR, so each
+#      probes the other at the default 10 probes/s and answers as many,
+#      sizes, DSCPs and flow labels rotated): what the mesh costs per probe.
 # The DCB test NIC starts without PFC. One emulated vCPU per guest (TCG), so
 # "% of the vCPU" is of one CPU. Exit 0 when step 2 meets the goal, 1
 # otherwise.
@@ -36,6 +41,7 @@ NODES=${IDLE_NODES:-2}
 SECS=${IDLE_SECONDS:-60}
 WARMUP=${IDLE_WARMUP:-30}
 PFC=${IDLE_PFC:-1}
+MESH=${IDLE_MESH:-1}
 [[ -x $ROCED_BIN ]] || { echo "idle_cpu: no $ROCED_BIN (build first)" >&2; exit 2; }
 
 OWN_LAB=0
@@ -47,6 +53,13 @@ else
 fi
 cleanup() {
   "$LAB" exec node1 -- sh -c 'dcb pfc set dev eth0 prio-pfc all:off' >/dev/null 2>&1 || true
+  local n args
+  for n in node1 node2; do
+    args=$("$LAB" logdir "$n")/roced.args
+    [[ -f $args ]] || continue
+    rm -f "$args" "$("$LAB" logdir "$n")/mesh.txt"
+    ((OWN_LAB)) || "$LAB" agent restart "$n" >/dev/null 2>&1 || true
+  done
   ((OWN_LAB)) && "$LAB" down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -71,10 +84,10 @@ def proc():
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
-            run_ns = int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            st = open(f"/proc/{pid}/task/{tid}/schedstat").read().split()
         except OSError:
             continue
-        threads[tid] = (name, run_ns)
+        threads[tid] = (name, int(st[0]), int(st[2]))  # run ns, times scheduled in
     return total, threads
 
 g0, p0, t_0 = guest(), proc(), time.monotonic()
@@ -85,11 +98,12 @@ out = {"wall": wall, "guest_busy": (g1[0] - g0[0]) / max(1, g1[1] - g0[1])}
 if pid != "-":
     out["process_cpu"] = p1[0] - p0[0]
     by_name = {}
-    for tid, (name, ns) in p1[1].items():
-        before = p0[1].get(tid, (name, 0))[1]
-        e = by_name.setdefault(name, [0.0, 0])
-        e[0] += (ns - before) / 1e9
+    for tid, (name, ns, runs) in p1[1].items():
+        _, ns0, runs0 = p0[1].get(tid, (name, 0, 0))
+        e = by_name.setdefault(name, [0.0, 0, 0])
+        e[0] += (ns - ns0) / 1e9
         e[1] += 1
+        e[2] += runs - runs0
     out["threads"] = by_name
 print(json.dumps(out))
 PY
@@ -104,7 +118,7 @@ echo "guest: node1 of $NODES, $("$LAB" exec node1 -- uname -r), one TCG vCPU; $(
 
 CFG=$("$LAB" logdir node1)/roced.yaml
 cp "$CFG" "$CFG.lab"
-restore_cfg() { [[ -f $CFG.lab ]] && mv -f "$CFG.lab" "$CFG"; }
+restore_cfg() { if [[ -f $CFG.lab ]]; then mv -f "$CFG.lab" "$CFG"; fi; }
 trap 'restore_cfg; cleanup' EXIT
 
 echo "1. guest idle baseline: roced stopped, ${SECS} s"
@@ -131,25 +145,41 @@ if [[ $PFC == 1 ]]; then
   "$LAB" exec node1 -- dcb pfc set dev eth0 prio-pfc 3:on
   sleep "$WARMUP"
   pfc=$(sample "$(roced_pid)" "$SECS")
+  "$LAB" exec node1 -- dcb pfc set dev eth0 prio-pfc all:off
 fi
 
-python3 - "$base" "$idle" "$lab" "${pfc:-}" <<'PY'
+mesh=
+if [[ $MESH == 1 ]]; then
+  echo "5. the default config with the mesh on node1 and node2 (10 probes/s each way): ${WARMUP} s warm-up, ${SECS} s measured"
+  cp "$CFG" "$CFG.lab"
+  printf 'apiVersion: roced/v1\nkind: NodeConfig\n' >"$CFG"
+  for n in node1 node2; do
+    for m in node1 node2; do echo "$m $("$LAB" addr "$m"):7471 tor-lab pod-lab"; done >"$("$LAB" logdir "$n")/mesh.txt"
+    echo "--mesh-inventory /lab/mesh.txt" >"$("$LAB" logdir "$n")/roced.args"
+    "$LAB" agent restart "$n" >/dev/null
+  done
+  sleep "$WARMUP"
+  mesh=$(sample "$(roced_pid)" "$SECS")
+fi
+
+python3 - "$base" "$idle" "$lab" "${pfc:-}" "${mesh:-}" <<'PY'
 import json, sys
 base, idle, lab = (json.loads(a) for a in sys.argv[1:4])
 pfc = json.loads(sys.argv[4]) if sys.argv[4] else None
+mesh = json.loads(sys.argv[5]) if sys.argv[5] else None
 GOAL = 0.5
 
 def table(title, s):
     wall = s["wall"]
     print(f"\n{title} ({wall:.0f} s):")
-    print(f"  {'thread':18} {'n':>3} {'CPU ms':>9} {'% vCPU':>8}")
+    print(f"  {'thread':18} {'n':>3} {'CPU ms':>9} {'% vCPU':>8} {'wakes/s':>8}")
     rows = sorted(s["threads"].items(), key=lambda kv: -kv[1][0])
     live = 0.0
-    for name, (cpu, n) in rows:
+    for name, (cpu, n, runs) in rows:
         live += cpu
         if cpu * 1e3 >= 0.5:
-            print(f"  {name:18} {n:3d} {cpu * 1e3:9.1f} {100 * cpu / wall:8.3f}")
-    quiet = sum(1 for _, (cpu, _) in rows if cpu * 1e3 < 0.5)
+            print(f"  {name:18} {n:3d} {cpu * 1e3:9.1f} {100 * cpu / wall:8.3f} {runs / wall:8.2f}")
+    quiet = sum(1 for _, (cpu, _, _) in rows if cpu * 1e3 < 0.5)
     print(f"  ({quiet} more threads under 0.5 ms each)")
     ended = max(0.0, s["process_cpu"] - live)
     print(f"  {'threads that ended':18} {'':>3} {ended * 1e3:9.1f} {100 * ended / wall:8.3f}  (process utime+stime less the live threads; 10 ms ticks)")
@@ -163,7 +193,10 @@ print(f"\nguest idle baseline, roced stopped ({base['wall']:.0f} s): busy {100 *
 pct = table("roced idle: the agent's default config, nothing probing it", idle)
 lab_pct = table("roced with the lab's default config: probes every 30 s to and from node2", lab)
 p = table("the lab config with PFC on eth0 priority 3 (watchdog polling every 100 ms)", pfc) if pfc else None
+m = table("the default config with the mesh: 10 probes/s to node2 and 10/s answered", mesh) if mesh else None
 print(f"\nroced idle (default config): {pct:.3f}% of the vCPU (goal <= {GOAL}%: {'met' if pct <= GOAL else 'NOT met'})")
 print(f"roced with the lab's probes: {lab_pct:.3f}%" + (f"; with one PFC priority watched: {p:.3f}%" if p else ""))
+if m:
+    print(f"roced with the mesh at its default rate to one ToR mate (20 probes/s sent or answered): {m:.3f}%")
 sys.exit(0 if pct <= GOAL else 1)
 PY

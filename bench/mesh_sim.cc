@@ -31,7 +31,7 @@
 // agent; detection within 10 s; precision >= 0.98, recall >= 0.99.
 //
 //   build/bin/roced_mesh_sim [--hosts 10000] [--per-tor 32] [--pods 8]
-//                            [--k 2] [--max-peers 1000] [--trials 10]
+//                            [--k 5] [--max-peers 1000] [--trials 10]
 //                            [--seconds 30] [--spines 4] [--bg-loss 1e-5]
 //                            [--baseline 1e-5] [--seed 1] [-o json]
 //                            [--view agents|prometheus]
@@ -65,7 +65,7 @@ struct Args {
   int hosts = 10000;
   int per_tor = 32;
   int pods = 8;
-  uint32_t k = 2;
+  uint32_t k = 5;  // PinglistOptions' default
   size_t max_peers = 1000;
   int trials = 10;
   int seconds = 30;

@@ -21,13 +21,15 @@ class GzipEncoder {
   GzipEncoder(const GzipEncoder&) = delete;
   GzipEncoder& operator=(const GzipEncoder&) = delete;
 
-  // Replaces *out with `in` compressed as one gzip member. INTERNAL when
-  // zlib fails (out of memory).
+  // Replaces *out with `in` compressed as one gzip member, growing *out as
+  // the output needs (not to zlib's worst case). INTERNAL when zlib fails
+  // (out of memory).
   absl::Status Compress(std::string_view in, std::string* out);
 
   int level() const { return level_; }
 
  private:
+  static constexpr size_t kFirstOutputBytes = 16 * 1024;
   const int level_;
   z_stream zs_{};
   bool ready_ = false;

@@ -19,8 +19,10 @@
 #include "agent/agent.h"
 #include "agent/describe.h"
 #include "agent/event_bus.h"
+#include "agent/health_service.h"
 #include "agent/server.h"
 #include "composed_agent.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
 
@@ -220,6 +222,127 @@ TEST_F(AgentServerTest, HealthServiceReportsServing) {
   std::string bytes;
   for (auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+// grpc.health.v1 as HealthService serves it, on a server of its own.
+class HealthServiceTest : public ::testing::Test {
+ protected:
+  using Response = grpc::health::v1::HealthCheckResponse;
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&health_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = grpc::health::v1::Health::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    health_.Shutdown();
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  }
+  grpc::Status Check(const std::string& service, Response* response) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    return stub_->Check(&ctx, request, response);
+  }
+  struct Watcher {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<Response>> reader;
+  };
+  std::unique_ptr<Watcher> Watch(const std::string& service) {
+    auto w = std::make_unique<Watcher>();
+    w->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    w->reader = stub_->Watch(&w->ctx, request);
+    return w;
+  }
+  Response::ServingStatus Next(Watcher* w) {
+    Response r;
+    return w->reader->Read(&r) ? r.status() : Response::UNKNOWN;
+  }
+
+  HealthService health_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> stub_;
+};
+
+TEST_F(HealthServiceTest, CheckAnswersTheStatusAndNotFoundForAnUnknownService) {
+  health_.SetServingStatus("", true);
+  health_.SetServingStatus("roced.v1.Agent", false);
+  Response r;
+  ASSERT_TRUE(Check("", &r).ok());
+  EXPECT_EQ(r.status(), Response::SERVING);
+  ASSERT_TRUE(Check("roced.v1.Agent", &r).ok());
+  EXPECT_EQ(r.status(), Response::NOT_SERVING);
+  grpc::Status s = Check("no.such.Service", &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), HasSubstr("no.such.Service"));
+  s = Check(std::string(300, 'x'), &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("service: 300 bytes, at most 256"));
+}
+
+TEST_F(HealthServiceTest, WatchSendsTheStatusThenEachChangeAndEndsAtShutdown) {
+  health_.SetServingStatus("roced.v1.Agent", true);
+  auto w = Watch("roced.v1.Agent");
+  EXPECT_EQ(Next(w.get()), Response::SERVING);
+  health_.SetServingStatus("roced.v1.Agent", true);  // no change: nothing sent
+  health_.SetServingStatus("roced.v1.Agent", false);
+  EXPECT_EQ(Next(w.get()), Response::NOT_SERVING);
+  health_.SetServingStatus("roced.v1.Agent", true);
+  EXPECT_EQ(Next(w.get()), Response::SERVING);
+  health_.Shutdown();
+  EXPECT_EQ(Next(w.get()), Response::NOT_SERVING);
+  EXPECT_EQ(Next(w.get()), Response::UNKNOWN);  // the stream ended
+  EXPECT_EQ(w->reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(HealthServiceTest, WatchOfAServiceNotYetSetSaysServiceUnknownThenItsStatus) {
+  auto w = Watch("roced.v1.ProbePeer");
+  EXPECT_EQ(Next(w.get()), Response::SERVICE_UNKNOWN);
+  health_.SetServingStatus("roced.v1.ProbePeer", true);
+  EXPECT_EQ(Next(w.get()), Response::SERVING);
+}
+
+TEST_F(HealthServiceTest, WatchersAreBoundedAndACancelledOneFreesItsPlace) {
+  health_.SetServingStatus("", true);
+  std::vector<std::unique_ptr<Watcher>> open;
+  for (int i = 0; i < HealthService::kMaxWatchers; ++i) {
+    open.push_back(Watch(""));
+    ASSERT_EQ(Next(open.back().get()), Response::SERVING) << "watcher " << i;
+  }
+  auto refused = Watch("");
+  EXPECT_EQ(Next(refused.get()), Response::UNKNOWN);
+  grpc::Status s = refused->reader->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("at most 8"));
+  // The server sees the cancellation within its 1 s poll.
+  open.front()->ctx.TryCancel();
+  open.front()->reader->Finish();
+  open.erase(open.begin());
+  bool admitted = false;
+  for (int i = 0; i < 50 && !admitted; ++i) {
+    auto again = Watch("");
+    admitted = Next(again.get()) == Response::SERVING;
+    if (admitted) {
+      open.push_back(std::move(again));
+    } else {
+      again->reader->Finish();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  EXPECT_TRUE(admitted) << "a cancelled Watch kept its place";
+  health_.Shutdown();
+  for (auto& w : open) {
+    while (Next(w.get()) != Response::UNKNOWN) {
+    }
+    w->reader->Finish();
+  }
 }
 
 // Server reflection (what grpcurl and grpc_cli use to discover the API):

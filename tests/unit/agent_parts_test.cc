@@ -152,6 +152,10 @@ TEST(PublishedState, VersionMovesWithEveryVisibleChangeOnly) {
   };
   state.SwapDevices({Device("rxe0", 1)});
   moved("SwapDevices");
+  state.SwapDevices({Device("rxe0", 1)});
+  EXPECT_EQ(state.Version(), v) << "the same devices again (every discovery pass swaps)";
+  state.SwapDevices({Device("rxe0", 2)});
+  moved("a device with a different port");
   state.SetComponentHealth("counters", true, "");
   moved("a new component");
   state.SetComponentHealth("counters", true, "");
@@ -179,6 +183,35 @@ TEST(PublishedState, VersionMovesWithEveryVisibleChangeOnly) {
   moved("ClearConfirmDeadline");
   state.SetFields(true, {});
   moved("SetFields");
+  state.SetFields(true, {});
+  EXPECT_EQ(state.Version(), v) << "the same reconcile outcome again (every pass reports one)";
+  roced::v1::FieldStatus f;
+  f.set_object("eth0");
+  f.set_field("mtu");
+  state.SetFields(true, {f});
+  moved("SetFields with a field");
+  f.set_observed("1500");
+  state.SetFields(true, {f});
+  moved("a field's observed value");
+}
+
+// The agent's threads that follow the state sleep until a listener wakes
+// them (issue 16): every version change calls every listener, once; a
+// removed one is not called again.
+TEST(PublishedState, ListenersAreCalledOnEveryChangeAndNotAfterRemoval) {
+  PublishedState state;
+  int a = 0, b = 0;
+  const uint64_t id_a = state.AddListener([&] { ++a; });
+  state.AddListener([&] { ++b; });
+  state.AddWarning("w");
+  state.AddWarning("w");  // no change: no call
+  state.SetComponentHealth("grpc", true, "up");
+  EXPECT_EQ(a, 2);
+  EXPECT_EQ(b, 2);
+  state.RemoveListener(id_a);
+  state.SetConfigError("bad");
+  EXPECT_EQ(a, 2);
+  EXPECT_EQ(b, 3);
 }
 
 TEST(RestoreQueue, WritesBackJournalsWhilePendingAndClearsOnSuccess) {

@@ -277,11 +277,23 @@ TEST(Gzip, RoundTripsAndReusesItsState) {
     EXPECT_EQ(out.substr(0, 2), "\x1f\x8b") << "gzip magic";
     EXPECT_EQ(Gunzip(out), in) << size;
   }
-  // Exposition text compresses well even at level 1.
+  // Incompressible input: the output grows past the input's size, to
+  // zlib's bound, and still round-trips.
+  std::string noise(300000, '\0');
+  for (char& c : noise) c = static_cast<char>(rnd());
+  ASSERT_TRUE(enc.Compress(noise, &out).ok());
+  EXPECT_GT(out.size(), noise.size());
+  EXPECT_EQ(Gunzip(out), noise);
+  // Exposition text compresses well even at level 1, and the output holds
+  // no more than it needs: not zlib's worst case (the input's size) touched
+  // on every scrape.
   std::string text = Expose(EveryKind());
   while (text.size() < 200000) text += text;
-  ASSERT_TRUE(enc.Compress(text, &out).ok());
-  EXPECT_LT(out.size() * 5, text.size());
+  std::string fresh;
+  ASSERT_TRUE(enc.Compress(text, &fresh).ok());
+  EXPECT_LT(fresh.size() * 5, text.size());
+  EXPECT_LT(fresh.capacity(), text.size() / 2);
+  EXPECT_EQ(Gunzip(fresh), text);
 }
 
 TEST(Gzip, AcceptEncodingAsRfc9110ReadsIt) {

@@ -33,9 +33,17 @@ std::vector<Member> Fleet(int pods, int tors_per_pod, int hosts) {
   return out;
 }
 
+// k = 2 probers per ToR pair: small enough that the fleets below, of 2 to 6
+// hosts a ToR, show what the choice does when a ToR has more members than k.
+PinglistOptions TwoProbers() {
+  PinglistOptions o;
+  o.probers_per_tor_pair = 2;
+  return o;
+}
+
 // Every agent's pinglist: name -> entries.
 std::map<std::string, std::vector<PinglistEntry>> All(const std::vector<Member>& fleet,
-                                                      const PinglistOptions& options = {}) {
+                                                      const PinglistOptions& options = TwoProbers()) {
   std::map<std::string, std::vector<PinglistEntry>> out;
   for (const Member& m : fleet) {
     absl::StatusOr<Pinglist> p = ComputePinglist(m.name, fleet, options);

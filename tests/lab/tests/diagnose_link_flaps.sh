@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `rocectl diagnose --checks link_flaps` on a real carrier: node1's data link
 # is cut and restored twice (QEMU set_link: the guest kernel sees carrier
-# down and up, four carrier changes). The agent, polling carrier_changes
-# every second, reports eth0 with the count it saw and the kernel's total;
-# before the flaps it reports nothing.
+# down and up, four carrier changes). The agent reads carrier_changes when
+# its state changes (rxe's port goes down and up with the carrier), every
+# 10 s, and when asked; it reports eth0 with the count it saw and the
+# kernel's total; before the flaps it reports nothing.
 source "$(dirname "$0")/reconcile_lib.sh"
 rec_on_cleanup "\"$LAB\" restore $REC_NODE"
 
@@ -13,7 +14,7 @@ expect_eq "link_flaps findings before any flap" 0 "$(json_get "$(findings)" "len
 before=$(lx "$REC_NODE" cat /sys/class/net/eth0/carrier_changes)
 for i in 1 2; do
   "$LAB" cut "$REC_NODE"
-  sleep 1.5  # the agent polls once a second
+  sleep 1.5
   "$LAB" restore "$REC_NODE"
   sleep 1.5
 done
