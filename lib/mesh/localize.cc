@@ -385,25 +385,48 @@ bool Within(const Observations& obs, const std::vector<uint64_t>& pair_keys, con
 // Several faults at once can make a broad scope score highest: the fleet
 // holding a dead ToR and a spine's drops, the fabric holding one spine's
 // DSCP drop and another's large-frame drop. Such a scope is a mixture: a
-// part of it loses at a clearly higher rate (kDrillRatio), holds a good
-// share of its losses (kDrillShare), and two rates (the part's, the rest's)
-// explain the scope better than one by at least min_llr. While one does,
-// the best such part (by LLR) is taken instead. A part that only
-// fluctuates above its parent's rate fails the last test.
+// part of it loses at a clearly higher rate than the rest of the scope
+// (kDrillRatio), holds a good share of its losses (kDrillShare), and two
+// rates (the part's, the rest's) explain the scope better than one by at
+// least min_llr. While one does, the best such part (by LLR) is taken
+// instead. A part that only fluctuates above its parent's rate fails the
+// last test. The part is weighed against the rest, not the whole, which
+// its own losses raise: a lossy host under a ToR of two holds most of its
+// ToR's losses, bringing the ToR's rate near its own.
 constexpr double kDrillRatio = 1.5;
 constexpr double kDrillShare = 0.25;
 bool IsMixture(const Counts& part, const Counts& whole, double min_llr) {
-  if (whole.sent == 0 || part.sent >= whole.sent) return false;
+  if (part.sent >= whole.sent || part.lost > whole.lost) return false;
+  const Counts rest{whole.sent - part.sent, whole.lost - part.lost};
+  // A part losing everything passes whatever the rest loses.
+  const double rest_rate = static_cast<double>(rest.lost) / static_cast<double>(rest.sent);
+  if (static_cast<double>(part.lost) < std::min(1.0, kDrillRatio * rest_rate) * static_cast<double>(part.sent)) {
+    return false;
+  }
   const double q = static_cast<double>(whole.lost) / static_cast<double>(whole.sent);
   if (q <= 0 || q >= 1) return false;
-  const double split = TwoSidedLlr(part.lost, part.sent, q) +
-                       TwoSidedLlr(whole.lost - part.lost, whole.sent - part.sent, q);
+  const double split = TwoSidedLlr(part.lost, part.sent, q) + TwoSidedLlr(rest.lost, rest.sent, q);
   return split >= min_llr;
 }
+
+// Of a scope holding host part d, the units whose far end is known only
+// as d's ToR (its stand-in's): d's or its ToR mates', nobody can say. They
+// are left out of both sides of d's test, so that what tells a host from
+// its ToR is what does: its mates' own probes, clean or not.
+Counts WithoutUnassigned(const Aggregates& agg, const Choice& d, Counts whole) {
+  if (d.kind != SuspectKind::kHost) return whole;
+  const Observations& obs = agg.obs();
+  const std::optional<uint32_t> far = obs.stand_in_of(obs.tor_of(static_cast<uint32_t>(d.index)));
+  if (!far.has_value()) return whole;
+  const Counts& unassigned = agg.At(SuspectKind::kHost, *far, d.filter);
+  whole.sent -= std::min(whole.sent, unassigned.sent);
+  whole.lost -= std::min(whole.lost, unassigned.lost);
+  return whole;
+}
+
 Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vector<uint64_t>& pair_keys,
                  Choice c, const LocalizeOptions& options) {
   while (true) {
-    const double qc = static_cast<double>(c.counts.lost) / static_cast<double>(c.counts.sent);
     std::optional<Choice> best;
     for (SuspectKind kind : kKinds) {
       for (size_t index = 0; index < agg.Scopes(kind); ++index) {
@@ -412,13 +435,10 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
           const Counts& n = agg.At(kind, index, f);
           if (n.lost < options.min_lost) continue;
           if (static_cast<double>(n.lost) < kDrillShare * static_cast<double>(c.counts.lost)) continue;
-          // (A part losing everything passes when the whole loses over
-          // 1/kDrillRatio: a dead host under a ToR of two whose far ends
-          // are known only by ToR.)
-          if (static_cast<double>(n.lost) < std::min(1.0, kDrillRatio * qc) * static_cast<double>(n.sent)) continue;
           const Choice d{kind, index, f, LossLlr(n.lost, n.sent, options.baseline_loss), n};
           if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
-          if (Within(obs, pair_keys, d, c) && IsMixture(n, c.counts, options.min_llr)) best = d;
+          if (!Within(obs, pair_keys, d, c)) continue;
+          if (IsMixture(n, WithoutUnassigned(agg, d, c.counts), options.min_llr)) best = d;
         }
       }
     }

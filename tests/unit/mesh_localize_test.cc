@@ -314,6 +314,12 @@ TEST(Localize, FarEndsKnownOnlyByTheirToRGiveTheSameSuspects) {
       {"dead RNIC, two hosts a ToR", 6, 2, [](const Member& a, const Member& b, ProbeClass, int) {
          return a.name == "t2-h1" || b.name == "t2-h1" ? 1.0 : 1e-5;
        }, {"host t2-h1"}},
+      // The routed lab's fault (mesh_routed): 20% loss each way on one
+      // host's link under a ToR of two. Across ToRs its losses are half
+      // of its ToR's stand-in's; its mate's own probes across are clean.
+      {"36% lossy RNIC, two hosts a ToR", 3, 2, [](const Member& a, const Member& b, ProbeClass, int) {
+         return a.name == "t2-h0" || b.name == "t2-h0" ? 0.36 : 1e-5;
+       }, {"host t2-h0"}},
       {"1% lossy RNIC", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
          return a.name == "t1-h2" || b.name == "t1-h2" ? 0.01 : 1e-5;
        }, {"host t1-h2"}},
