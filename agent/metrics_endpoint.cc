@@ -2,6 +2,7 @@
 
 #include <CivetServer.h>
 
+#include <atomic>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -58,13 +59,18 @@ class MetricsHandler : public CivetHandler {
       Count(401, sizeof(kBody) - 1);
       return true;
     }
-    thread_local std::string text;  // kept between scrapes: no regrowth
-    text.clear();
+    // The text and its compressed form live for this scrape only: freed,
+    // they stay in the process's heap (main's trim threshold) for the next
+    // scrape on either worker, so the workers hold one set between them,
+    // not one each. Sized from the last scrape: no regrowth.
+    std::string text;
+    text.reserve(last_text_size_.load(std::memory_order_relaxed));
     WriteAll(&text);
+    last_text_size_.store(text.size() + text.size() / 16, std::memory_order_relaxed);
     const std::string* body = &text;
     const bool gzip = util::AcceptsGzip(mg_get_header(conn, "Accept-Encoding"));
     thread_local util::GzipEncoder encoder(kMetricsGzipLevel);
-    thread_local std::string compressed;
+    std::string compressed;
     if (gzip && encoder.Compress(text, &compressed).ok()) body = &compressed;
     mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n%sContent-Length: %zu\r\n\r\n",
               metrics::kTextContentType, body == &compressed ? "Content-Encoding: gzip\r\n" : "",
@@ -149,6 +155,7 @@ class MetricsHandler : public CivetHandler {
 
   const std::shared_ptr<BasicAuth> auth_;
   std::mutex mu_;  // guards collectables_
+  std::atomic<size_t> last_text_size_{0};
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
   std::mutex stats_mu_;  // guards the two below
   // 200 and 401 exist from the start (a series that appears only once

@@ -12,9 +12,11 @@
 
 namespace roced::util {
 
-GzipEncoder::GzipEncoder(int level) : level_(level) {
-  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-  ready_ = deflateInit2(&zs_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+GzipEncoder::GzipEncoder(int level, int window_bits, int mem_level) : level_(level) {
+  // windowBits + 16: a gzip header and trailer instead of zlib's. (zlib
+  // takes 8 as 9 for deflate; 9 is the least asked for here.)
+  if (window_bits < 9 || window_bits > 15 || mem_level < 1 || mem_level > 9) return;
+  ready_ = deflateInit2(&zs_, level, Z_DEFLATED, window_bits + 16, mem_level, Z_DEFAULT_STRATEGY) == Z_OK;
 }
 
 GzipEncoder::~GzipEncoder() {

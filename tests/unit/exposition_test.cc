@@ -296,6 +296,22 @@ TEST(Gzip, RoundTripsAndReusesItsState) {
   EXPECT_EQ(Gunzip(fresh), text);
 }
 
+// The deflate state's size is the caller's: zlib's own (15, 8) round-trips
+// the same input as the small default, and a size zlib does not take makes
+// every call fail instead of encoding with something else.
+TEST(Gzip, TakesTheStateSizeWithinZlibsRange) {
+  const std::string text = Expose(EveryKind());
+  std::string out;
+  util::GzipEncoder zlib_default(1, 15, 8);
+  ASSERT_TRUE(zlib_default.Compress(text, &out).ok());
+  EXPECT_EQ(Gunzip(out), text);
+  for (auto [bits, mem] : {std::pair{8, 6}, std::pair{16, 6}, std::pair{12, 0}, std::pair{12, 10}}) {
+    util::GzipEncoder bad(1, bits, mem);
+    absl::Status s = bad.Compress(text, &out);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << bits << " " << mem;
+  }
+}
+
 TEST(Gzip, AcceptEncodingAsRfc9110ReadsIt) {
   using util::AcceptsGzip;
   EXPECT_TRUE(AcceptsGzip("gzip"));
