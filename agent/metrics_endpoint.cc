@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -38,6 +39,59 @@ int InitSsl(void* ssl_ctx, void* /*civet_server*/) {
 
 // GET /metrics. civetweb runs it on its two worker threads, possibly both at
 // once: the collectables are copied under mu_ and collected without it.
+// Whether the request carries a user and password `auth` admits (HTTP
+// basic authentication). (Check caches successes: not const.)
+bool Authorized(BasicAuth& auth, mg_connection* conn) {
+  const char* header = mg_get_header(conn, "Authorization");
+  if (header == nullptr) return false;
+  absl::string_view value = absl::StripLeadingAsciiWhitespace(header);
+  if (value.size() < 6 || !absl::EqualsIgnoreCase(value.substr(0, 6), "basic ")) return false;
+  std::string decoded;
+  if (!absl::Base64Unescape(absl::StripAsciiWhitespace(value.substr(6)), &decoded)) return false;
+  const size_t colon = decoded.find(':');
+  if (colon == std::string::npos) return false;
+  return auth.Check(decoded.substr(0, colon), decoded.substr(colon + 1));
+}
+
+void Unauthorized(mg_connection* conn) {
+  static constexpr char kBody[] = "401 Unauthorized\n";
+  mg_printf(conn,
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"roced\"\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s",
+            sizeof(kBody) - 1, kBody);
+}
+
+// GET /readyz, as Kubernetes components answer it: 200 "ok" when every
+// check passes (each check listed with ?verbose), 503 listing them when
+// one fails. Behind the same basic authentication as /metrics.
+class ReadyzHandler : public CivetHandler {
+ public:
+  ReadyzHandler(std::shared_ptr<BasicAuth> auth, std::function<model::Readiness()> readiness)
+      : auth_(std::move(auth)), readiness_(std::move(readiness)) {}
+
+  bool handleGet(CivetServer* /*server*/, mg_connection* conn) override {
+    if (auth_ != nullptr && !Authorized(*auth_, conn)) {
+      Unauthorized(conn);
+      return true;
+    }
+    const model::Readiness r = readiness_();
+    const mg_request_info* info = mg_get_request_info(conn);
+    const bool verbose = info->query_string != nullptr &&
+                         absl::StrContains(absl::StrCat("&", info->query_string, "&"), "&verbose");
+    const std::string body = r.ready && !verbose ? "ok\n" : model::ReadinessText(r);
+    mg_printf(conn,
+              "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nCache-Control: no-store\r\n"
+              "Content-Length: %zu\r\n\r\n",
+              r.ready ? "200 OK" : "503 Service Unavailable", body.size());
+    mg_write(conn, body.data(), body.size());
+    return true;
+  }
+
+ private:
+  const std::shared_ptr<BasicAuth> auth_;
+  const std::function<model::Readiness()> readiness_;
+};
+
 class MetricsHandler : public CivetHandler {
  public:
   explicit MetricsHandler(std::shared_ptr<BasicAuth> auth) : auth_(std::move(auth)) {}
@@ -48,15 +102,12 @@ class MetricsHandler : public CivetHandler {
   }
 
   bool has_auth() const { return auth_ != nullptr; }
+  const std::shared_ptr<BasicAuth>& auth() const { return auth_; }
 
   bool handleGet(CivetServer* /*server*/, mg_connection* conn) override {
-    if (auth_ != nullptr && !Authorized(conn)) {
-      static constexpr char kBody[] = "401 Unauthorized\n";
-      mg_printf(conn,
-                "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"roced\"\r\n"
-                "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s",
-                sizeof(kBody) - 1, kBody);
-      Count(401, sizeof(kBody) - 1);
+    if (auth_ != nullptr && !Authorized(*auth_, conn)) {
+      Unauthorized(conn);
+      Count(401, sizeof("401 Unauthorized\n") - 1);
       return true;
     }
     // The text and its compressed form live for this scrape only: freed,
@@ -81,17 +132,6 @@ class MetricsHandler : public CivetHandler {
   }
 
  private:
-  bool Authorized(mg_connection* conn) {
-    const char* header = mg_get_header(conn, "Authorization");
-    if (header == nullptr) return false;
-    absl::string_view value = absl::StripLeadingAsciiWhitespace(header);
-    if (value.size() < 6 || !absl::EqualsIgnoreCase(value.substr(0, 6), "basic ")) return false;
-    std::string decoded;
-    if (!absl::Base64Unescape(absl::StripAsciiWhitespace(value.substr(6)), &decoded)) return false;
-    const size_t colon = decoded.find(':');
-    if (colon == std::string::npos) return false;
-    return auth_->Check(decoded.substr(0, colon), decoded.substr(colon + 1));
-  }
 
   // Every collectable's families, in registration order: as text from
   // those that write it themselves, else through metrics::AppendFamily.
@@ -204,6 +244,11 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
 MetricsEndpoint::~MetricsEndpoint() {
   if (server_) server_->close();
   server_.reset();
+}
+
+void MetricsEndpoint::ServeReadiness(std::function<model::Readiness()> readiness) {
+  readyz_ = std::make_unique<ReadyzHandler>(handler_->auth(), std::move(readiness));
+  server_->addHandler("/readyz", readyz_.get());
 }
 
 void MetricsEndpoint::RegisterCollectable(const std::weak_ptr<prometheus::Collectable>& c) {

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,7 @@
 #include "agent/basic_auth.h"
 #include "agent/tls_server_context.h"
 #include "agent/web_config.h"
+#include "model/readiness.h"
 #include "prometheus/collectable.h"
 
 class CivetServer;
@@ -34,6 +36,7 @@ namespace roced::agent {
 inline constexpr int kMetricsGzipLevel = 1;
 
 class MetricsHandler;
+class ReadyzHandler;
 
 class MetricsEndpoint {
  public:
@@ -51,6 +54,10 @@ class MetricsEndpoint {
   // Served from the next scrape on, in registration order; an expired one
   // is skipped and dropped.
   void RegisterCollectable(const std::weak_ptr<prometheus::Collectable>& collectable);
+  // Serves GET /readyz from `readiness` (called per request, from the
+  // server's threads): 200 "ok", or 503 with the checks; every check with
+  // ?verbose. Behind the same authentication as /metrics. Once.
+  void ServeReadiness(std::function<model::Readiness()> readiness);
   std::vector<int> GetListeningPorts() const;
   // "http", "https", "https, basic auth", ... (health and log lines).
   std::string Describe() const;
@@ -61,6 +68,7 @@ class MetricsEndpoint {
   std::shared_ptr<TlsServerContext> tls_;
   ClientAuth client_auth_ = ClientAuth::kNoClientCert;
   std::unique_ptr<MetricsHandler> handler_;
+  std::unique_ptr<ReadyzHandler> readyz_;
   // Last: destroyed first, as its threads use the handler and tls_.
   std::unique_ptr<CivetServer> server_;
 };

@@ -13,6 +13,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "model/readiness.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/status_macros.h"
@@ -177,6 +179,7 @@ absl::Status Server::StartMetrics() {
                                                                endpoint.status().message()));
   }
   metrics_endpoint_ = *std::move(endpoint);
+  metrics_endpoint_->ServeReadiness([this] { return model::ReadinessOf(agent_->State(), absl::Now()); });
   collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
   metrics_endpoint_->RegisterCollectable(collector_);
   if (counters_ != nullptr) {

@@ -74,6 +74,31 @@ table=$("$BIN/rocectl" --socket "$SOCK" status)
 check "rocectl status (unix socket) table warns about the x4 link" grep -q "mlx5_2: PCIe link degraded" <<<"$table"
 check "rocectl -o yaml status parses as YAML" python3 -c 'import sys, yaml; d = yaml.safe_load(sys.stdin); assert len(d["devices"]) == 4' < <("$BIN/rocectl" --socket "$SOCK" -o yaml status)
 check "rocectl version shows both sides" grep -q "^roced " <<<"$("$BIN/rocectl" --socket "$SOCK" version)"
+# rocectl ready and GET /readyz?verbose answer by one rule: the same checks,
+# each passing or not alike, exit 0 exactly when /readyz says 200 (asked
+# until two answers in a row agree, as a reconcile pass may land between).
+ready_agrees() {
+  local doc rc code body
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    doc=$("$BIN/rocectl" --socket "$SOCK" -o json ready) && rc=0 || rc=$?
+    code=$(curl -s -o "$WORK/readyz" -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/readyz?verbose")
+    if python3 - "$doc" "$rc" "$code" "$WORK/readyz" <<'PY'
+import json, sys
+doc, rc, code, body = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3], open(sys.argv[4]).read()
+names = [c["name"] for c in doc["checks"]]
+assert names == ["discovery", "state", "converged", "confirmed"], names
+want = [("[+]%s ok" % c["name"]) if c["ok"] else ("[-]%s failed: %s" % (c["name"], c["detail"])) for c in doc["checks"]]
+want.append("readyz check %s" % ("passed" if doc["ready"] else "failed"))
+assert body.splitlines() == want, (body, want)
+assert (rc == 0) == doc["ready"] == (code == "200"), (rc, doc["ready"], code)
+PY
+    then return 0; fi
+    sleep 0.3
+  done
+  echo "rocectl ready (exit $rc): $doc; /readyz $code: $(cat "$WORK/readyz")"
+  return 1
+}
+check "rocectl ready -o json and /readyz?verbose give the same checks and verdict" ready_agrees
 
 # --- threads ----------------------------------------------------------------
 # Every thread is named (roced-<job>, or the library's own name): per-thread

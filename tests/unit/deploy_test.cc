@@ -374,13 +374,27 @@ TEST(DaemonSet, ProbesAskTheAgentOverTheUnixSocket) {
     const ctl::Command* cmd = ctl::FindCommand(command.back());
     ASSERT_NE(cmd, nullptr) << command.back() << " is not a rocectl command";
     EXPECT_TRUE(cmd->needs_agent) << command.back() << " does not ask the agent";
-    EXPECT_THAT(command.back(), testing::AnyOf("version", "status"));
+    // Readiness by the rule of /readyz (devices, state dir, converged,
+    // nothing provisional); liveness only that the agent answers.
+    EXPECT_EQ(command.back(), std::string(which) == "readinessProbe" ? "ready" : "version");
     // The probe's deadline is above rocectl's own.
     absl::Duration timeout;
     ASSERT_TRUE(absl::ParseDuration(flags["timeout"], &timeout)) << flags["timeout"];
     ASSERT_TRUE(probe["timeoutSeconds"]);
     EXPECT_LT(timeout, absl::Seconds(probe["timeoutSeconds"].as<int>()));
   }
+}
+
+// A rolling update moves on only from nodes that stayed ready (rocectl
+// ready: converged, nothing provisional) for at least one mesh window, so
+// the node has been probed by its peers with the new agent before the next
+// batch is taken.
+TEST(DaemonSet, ARollingUpdateWaitsAMeshWindowOnEachReadyNode) {
+  Manifest m = LoadManifest();
+  const YAML::Node spec = m.daemonset["spec"];
+  ASSERT_TRUE(spec["minReadySeconds"]);
+  EXPECT_GE(spec["minReadySeconds"].as<int>(), 60) << "the mesh's window is 60 s";
+  ASSERT_TRUE(spec["updateStrategy"]["rollingUpdate"]["maxUnavailable"]);
 }
 
 std::map<std::string, std::vector<std::string>> ParseUnit(const std::string& text) {

@@ -3,10 +3,15 @@
 #include <crypt.h>
 
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "agent/basic_auth.h"
+#include "agent/metrics_endpoint.h"
 #include "agent/web_config.h"
+#include "model/readiness.h"
+#include "util/http_get.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -261,6 +266,60 @@ TEST(BasicAuth, BcryptMatchesAllThreePrefixes) {
     EXPECT_TRUE(BcryptMatches(hash, "pw")) << hash;
     EXPECT_FALSE(BcryptMatches(hash, "pW")) << hash;
   }
+}
+
+}  // namespace
+}  // namespace roced::agent
+
+namespace roced::agent {
+namespace {
+
+// GET /readyz from an endpoint on 127.0.0.1 (an ephemeral port).
+absl::StatusOr<util::HttpResponse> GetReadyz(const MetricsEndpoint& ep, const std::string& query = "") {
+  util::HttpUrl url{"127.0.0.1", static_cast<uint16_t>(ep.GetListeningPorts().at(0)), ""};
+  return util::HttpGet(url, "/readyz" + query, absl::Seconds(10), 1 << 16);
+}
+
+// /readyz answers from the readiness it is given, on every request: 200
+// "ok" (the checks with ?verbose), 503 with the checks, and 401 without the
+// credentials /metrics asks for.
+TEST(MetricsEndpoint, ReadyzAnswersTheReadinessOfEachRequest) {
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> ep = MetricsEndpoint::Start("127.0.0.1:0", WebConfig{});
+  ASSERT_TRUE(ep.ok()) << ep.status();
+  std::mutex mu;
+  model::Readiness now{true, {{"converged", true, "generation 3"}, {"confirmed", true, "no provisional config"}}};
+  (*ep)->ServeReadiness([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return now;
+  });
+  absl::StatusOr<util::HttpResponse> r = GetReadyz(**ep);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "ok\n");
+  r = GetReadyz(**ep, "?verbose");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "[+]converged ok\n[+]confirmed ok\nreadyz check passed\n");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    now.ready = false;
+    now.checks[1] = {"confirmed", false, "generation 4 is provisional"};
+  }
+  r = GetReadyz(**ep);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->body, "[+]converged ok\n[-]confirmed failed: generation 4 is provisional\nreadyz check failed\n");
+}
+
+TEST(MetricsEndpoint, ReadyzAsksForTheSameCredentialsAsMetrics) {
+  WebConfig web;
+  web.basic_auth_users = {{"alice", HashOf("s3cret")}};
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> ep = MetricsEndpoint::Start("127.0.0.1:0", web);
+  ASSERT_TRUE(ep.ok()) << ep.status();
+  (*ep)->ServeReadiness([] { return model::Readiness{true, {}}; });
+  absl::StatusOr<util::HttpResponse> r = GetReadyz(**ep);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 401);
 }
 
 }  // namespace

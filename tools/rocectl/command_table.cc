@@ -68,6 +68,13 @@ const std::vector<Command>& Commands() {
        "reconcile passes, PFC storms. One line each; -o json: one JSON\n"
        "object per line. Exits 0 when --for or --count ends it.",
        BindEvents, true},
+      {"ready", "ready",
+       "Whether the node is ready, by the rule the agent's /readyz answers\n"
+       "by: devices discovered, state directory usable, the accepted config\n"
+       "in force (enforce mode), no provisional config awaiting confirm.\n"
+       "Each check with why. Exits 0 when ready, 1 when not or when the\n"
+       "agent does not answer: an exec readiness probe.",
+       BindReady, true},
       {"version", "version", "rocectl's version and, when reachable, the agent's.", BindVersion,
        true},
       {"help", "help", "This text.", BindHelp, false},

@@ -81,6 +81,7 @@ std::string TopLevelHelp(const std::string& options);
 
 // The commands' binders, one per <name>_cmd.cc, for the table.
 CommandRun BindStatus(util::ArgParser* parser);
+CommandRun BindReady(util::ArgParser* parser);
 CommandRun BindVersion(util::ArgParser* parser);
 CommandRun BindApply(util::ArgParser* parser);
 CommandRun BindConfirm(util::ArgParser* parser);

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# ConfirmConfig on a real kernel. (1) `rocectl apply --confirm-timeout 4s`
+# ConfirmConfig on a real kernel. (1) `rocectl apply --confirm-timeout 10s`
+# (not ready meanwhile: `rocectl ready` exits 1 and /readyz answers 503,
+# both naming the provisional generation; ready again after the confirm)
 # then `rocectl confirm`: the config stays past the deadline (same
 # generation, no deadline, node state read with dcb -j/sysfs/configfs
 # unchanged and still the config's). (2) A provisional config whose deadline
@@ -29,7 +31,7 @@ lossless_checks() { # lossless_checks WHAT SNAPSHOT: the node holds lossless-pri
 }
 
 # --- 1. apply provisionally, confirm, wait past the deadline: it stays.
-out=$(rctl apply --confirm-timeout 4s -f "$LOSSLESS") || fail "provisional apply failed: $out"
+out=$(rctl apply --confirm-timeout 10s -f "$LOSSLESS") || fail "provisional apply failed: $out"
 grep -q "^Provisional" <<<"$out" || fail "rocectl did not say the config is provisional:
 $out"
 gen=$(sed -n 's/^Accepted as generation \([0-9]*\)\.$/\1/p' <<<"$out")
@@ -39,6 +41,12 @@ st=$(rec_status)
 dl=$(deadline_of "$st")
 [[ $dl != none ]] || fail "status shows no confirm deadline right after a provisional apply"
 expect_eq "generation while provisional" "$gen" "$(json_get "$st" "int(j['config']['generation'])")"
+# Not ready while provisional, by both ways of asking.
+if r=$(rctl ready); then fail "rocectl ready exited 0 with generation $gen provisional: $r"; fi
+grep -q "^\[-\] confirmed failed: generation $gen is provisional" <<<"$r" || fail "rocectl ready while provisional:
+$r"
+rz=$(rec_readyz)
+[[ $rz == "503 "*"[-]confirmed failed: generation $gen is provisional"* ]] || fail "/readyz while provisional: $rz"
 c=$(rctl confirm) || fail "rocectl confirm failed: $c"
 t_confirm=$(guest_now)
 expect_eq "rocectl confirm" "Generation $gen confirmed." "$c"
@@ -48,6 +56,16 @@ st=$(rec_status)
 expect_eq "confirm deadline after confirm" none "$(deadline_of "$st")"
 confirmed=$(rec_snapshot)
 lossless_checks "after confirm" "$confirmed"
+# Ready once confirmed (and converged: the reconcile after the apply).
+t0=$SECONDS
+until r=$(rctl ready); do
+  ((SECONDS - t0 < 30)) || fail "rocectl ready not ready 30 s after the confirm: $r"
+  sleep 1
+done
+rz=$(rec_readyz) && [[ $rz == "200 ok" ]] || fail "/readyz after confirm, with rocectl ready passing: $rz"
+rz=$(rec_readyz "?verbose")
+[[ $rz == "200 [+]discovery ok | [+]state ok | [+]converged ok | [+]confirmed ok | readyz check passed" ]] ||
+  fail "/readyz?verbose after confirm: $rz"
 # Past the deadline, with margin for the agent's timer.
 while "$PY" -c "import sys; sys.exit(0 if $(guest_now) < $dl + 3 else 1)"; do sleep 0.5; done
 now=$(rec_snapshot)

@@ -192,6 +192,20 @@ else:
 PY
 }
 
+# rec_readyz [QUERY]: node1's GET /readyz as "CODE BODY" (the body's lines
+# joined by " | ").
+rec_readyz() {
+  ip netns exec "$REC_NS" "$PY" - "$REC_ADDR" "${1:-}" <<'PY'
+import sys, urllib.error, urllib.request
+try:
+    r = urllib.request.urlopen(f"http://{sys.argv[1]}:9471/readyz{sys.argv[2]}", timeout=20)
+    code, body = r.status, r.read().decode()
+except urllib.error.HTTPError as e:
+    code, body = e.code, e.read().decode()
+print(code, " | ".join(body.splitlines()))
+PY
+}
+
 # The accepted generation, as a number.
 rec_generation() { json_get "$(rec_status)" "int(j['config'].get('generation', 0))"; }
 
