@@ -53,14 +53,17 @@ sanitized_tests() {  # sanitized_tests BUILD_DIR
   ctest --test-dir "$1" -L 'suite|e2e' -LE 'suite-retry|timers' --output-on-failure -j"$JOBS"
   ctest --test-dir "$1" -L 'suite-retry|e2e-timers' --output-on-failure -j"$JOBS" --repeat until-pass:2
 }
+# The sanitizer builds keep line tables only (-g1): their reports' stacks
+# still name function, file and line, and the builds take about a tenth less.
+debug_lines=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1)
 if [ "$quick" = 0 ]; then
   step "ASan+UBSan build and tests"
-  build build-asan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=address -DROCED_PCH=ON
+  build build-asan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=address -DROCED_PCH=ON "${debug_lines[@]}"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" sanitized_tests build-asan
 
   step "TSan build and tests"
-  build build-tsan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=thread -DROCED_PCH=ON
+  build build-tsan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=thread -DROCED_PCH=ON "${debug_lines[@]}"
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
     sanitized_tests build-tsan
 
