@@ -493,6 +493,10 @@ void Agent::Start() {
     monitor_ = std::make_unique<hal::LinkMonitor>([this](const std::string& reason) {
       discovery_loop_.Trigger(reason);
       TriggerReconcile(reason);
+      // The state listeners too (the counters refresh, hence the PFC
+      // watchdog's priorities): a DCB change on a netdev no config manages
+      // moves nothing in the state.
+      published_.NotifyListeners();
     });
     if (absl::Status s = monitor_->Start(); !s.ok()) {
       LOG_WARNING << "netlink monitor unavailable (" << s << "); relying on periodic discovery every "

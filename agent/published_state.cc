@@ -133,6 +133,11 @@ void PublishedState::Bump() {
   for (const auto& [id, fn] : listeners_) fn();
 }
 
+void PublishedState::NotifyListeners() {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (const auto& [id, fn] : listeners_) fn();
+}
+
 uint64_t PublishedState::AddListener(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(listeners_mu_);
   const uint64_t id = next_listener_++;

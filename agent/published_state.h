@@ -42,6 +42,11 @@ class PublishedState {
   // returns, `fn` is not running and will not be called.
   uint64_t AddListener(std::function<void()> fn);
   void RemoveListener(uint64_t id);
+  // Calls the listeners without a version change: for what changed on the
+  // node that the state does not hold (a netlink event: PFC turned on or
+  // off on a netdev no config manages, which the PFC watchdog must take up
+  // now, not at its refresh's backstop).
+  void NotifyListeners();
   std::vector<roced::v1::RdmaDevice> Devices() const;
   // Replaces the device list; returns the one it replaced.
   std::vector<roced::v1::RdmaDevice> SwapDevices(std::vector<roced::v1::RdmaDevice> devices);

@@ -214,6 +214,18 @@ TEST(PublishedState, ListenersAreCalledOnEveryChangeAndNotAfterRemoval) {
   EXPECT_EQ(b, 3);
 }
 
+// A node event the state does not hold (a netlink DCB change) wakes the
+// listeners without moving the version: readers polling it copy nothing.
+TEST(PublishedState, NotifyListenersCallsThemWithoutAVersionChange) {
+  PublishedState state;
+  int calls = 0;
+  state.AddListener([&] { ++calls; });
+  const uint64_t v = state.Version();
+  state.NotifyListeners();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(state.Version(), v);
+}
+
 TEST(RestoreQueue, WritesBackJournalsWhilePendingAndClearsOnSuccess) {
   const std::string dir = test_util::MakeTempDir();
   StateDir state_dir(dir);

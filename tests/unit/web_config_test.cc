@@ -284,10 +284,11 @@ absl::StatusOr<util::HttpResponse> GetReadyz(const MetricsEndpoint& ep, const st
 // "ok" (the checks with ?verbose), 503 with the checks, and 401 without the
 // credentials /metrics asks for.
 TEST(MetricsEndpoint, ReadyzAnswersTheReadinessOfEachRequest) {
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> ep = MetricsEndpoint::Start("127.0.0.1:0", WebConfig{});
-  ASSERT_TRUE(ep.ok()) << ep.status();
+  // Declared before the endpoint: its threads call the lambda until it is gone.
   std::mutex mu;
   model::Readiness now{true, {{"converged", true, "generation 3"}, {"confirmed", true, "no provisional config"}}};
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> ep = MetricsEndpoint::Start("127.0.0.1:0", WebConfig{});
+  ASSERT_TRUE(ep.ok()) << ep.status();
   (*ep)->ServeReadiness([&] {
     std::lock_guard<std::mutex> lock(mu);
     return now;
