@@ -37,8 +37,6 @@ int InitSsl(void* ssl_ctx, void* /*civet_server*/) {
 
 }  // namespace
 
-// GET /metrics. civetweb runs it on its two worker threads, possibly both at
-// once: the collectables are copied under mu_ and collected without it.
 // Whether the request carries a user and password `auth` admits (HTTP
 // basic authentication). (Check caches successes: not const.)
 bool Authorized(BasicAuth& auth, mg_connection* conn) {
@@ -53,12 +51,14 @@ bool Authorized(BasicAuth& auth, mg_connection* conn) {
   return auth.Check(decoded.substr(0, colon), decoded.substr(colon + 1));
 }
 
-void Unauthorized(mg_connection* conn) {
+// Answers 401 asking for basic authentication; returns the body's size.
+size_t Unauthorized(mg_connection* conn) {
   static constexpr char kBody[] = "401 Unauthorized\n";
   mg_printf(conn,
             "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"roced\"\r\n"
             "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n\r\n%s",
             sizeof(kBody) - 1, kBody);
+  return sizeof(kBody) - 1;
 }
 
 // GET /readyz, as Kubernetes components answer it: 200 "ok" when every
@@ -92,6 +92,8 @@ class ReadyzHandler : public CivetHandler {
   const std::function<model::Readiness()> readiness_;
 };
 
+// GET /metrics. civetweb runs it on its two worker threads, possibly both at
+// once: the collectables are copied under mu_ and collected without it.
 class MetricsHandler : public CivetHandler {
  public:
   explicit MetricsHandler(std::shared_ptr<BasicAuth> auth) : auth_(std::move(auth)) {}
@@ -106,8 +108,7 @@ class MetricsHandler : public CivetHandler {
 
   bool handleGet(CivetServer* /*server*/, mg_connection* conn) override {
     if (auth_ != nullptr && !Authorized(*auth_, conn)) {
-      Unauthorized(conn);
-      Count(401, sizeof("401 Unauthorized\n") - 1);
+      Count(401, Unauthorized(conn));
       return true;
     }
     // The text and its compressed form live for this scrape only: freed,
@@ -132,7 +133,6 @@ class MetricsHandler : public CivetHandler {
   }
 
  private:
-
   // Every collectable's families, in registration order: as text from
   // those that write it themselves, else through metrics::AppendFamily.
   void WriteAll(std::string* out) {
