@@ -8,6 +8,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
 #include "hal/hugepage_pools.h"
+#include "model/confirm_policy.h"
 #include "model/validate.h"
 #include "reconcile/journal.h"
 #include "reconcile/plan.h"
@@ -80,14 +81,42 @@ bool Agent::RestoreLocked(const std::string& reason) {
   return result->success();
 }
 
-absl::Status Agent::RollBackProvisionalLocked() {
-  restore_.Add("confirm-timeout rollback",
+absl::Status Agent::RollBackProvisionalLocked(roced::v1::ConfigRollback why) {
+  const std::string reason = why.reason();
+  restore_.Add(reason == model::kReasonConfirmTimeout ? "confirm-timeout rollback" : "confirm-gate rollback",
                std::vector<roced::v1::PriorValue>(accepted_.prior().begin(), accepted_.prior().end()));
-  return Accept(ReturnFromProvisional(accepted_), Persist::kBestEffort);
+  *why.mutable_at() = TimeUtil::GetCurrentTime();
+  RETURN_IF_ERROR(Accept(ReturnFromProvisional(accepted_, std::move(why)), Persist::kBestEffort));
+  metrics_.config_rollbacks->Add({{"reason", reason}}).Increment();
+  return absl::OkStatus();
+}
+
+absl::Status Agent::RollBackProvisional(uint64_t generation, const std::string& reason, const std::string& detail) {
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
+  if (!accepted_.provisional() || accepted_.generation() != generation) {
+    return absl::FailedPreconditionError(absl::StrCat("generation ", generation, " is not the pending provisional one (",
+                                                      accepted_.generation(), accepted_.provisional() ? ")" : ", permanent)"));
+  }
+  LOG_WARNING << "provisional generation " << generation << " failed its confirm policy (" << detail
+              << "); rolling back to the previous config";
+  roced::v1::ConfigRollback why;
+  why.set_reason(reason);
+  why.set_detail(detail);
+  RETURN_IF_ERROR(RollBackProvisionalLocked(std::move(why)));
+  ReconcileLocked("confirm gate failed", /*config_change=*/true);
+  return absl::OkStatus();
+}
+
+bool Agent::SetConfirmGates(uint64_t generation, const std::vector<roced::v1::GateStatus>& gates) {
+  return published_.SetGates(generation, gates);
 }
 
 absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted, Persist persist) {
   model::ApplyDefaults(accepted.mutable_config());
+  // The last rollback stays on record across configs (a rollout reads it).
+  if (!accepted.has_last_rollback() && accepted_.has_last_rollback()) {
+    *accepted.mutable_last_rollback() = accepted_.last_rollback();
+  }
   accepted.set_generation(accepted_.generation() + 1);
   *accepted.mutable_accepted_at() = TimeUtil::GetCurrentTime();
   absl::Status saved = state_dir_.SaveAccepted(accepted);
@@ -106,6 +135,10 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted, Persist persist) 
   ev.mutable_config()->set_generation(accepted.generation());
   ev.mutable_config()->set_source(accepted.source());
   ev.mutable_config()->set_identity(accepted.applied_by());
+  // The agent's own return from a provisional config says why.
+  if (accepted.last_rollback().returned_to() == accepted.generation()) {
+    *ev.mutable_config()->mutable_rollback() = accepted.last_rollback();
+  }
   Publish(std::move(ev));
   LOG_INFO << "accepted config generation " << accepted.generation() << " from "
            << roced::v1::ConfigSource_Name(accepted.source()) << (accepted.provisional() ? " (provisional)" : "");
@@ -190,7 +223,8 @@ absl::Status Agent::LoadConfig(bool startup) {
 }
 
 absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v1::ApplyConfigRequest& request,
-                                                                 const std::string& identity) {
+                                                                 const std::string& identity,
+                                                                 const roced::v1::ConfirmBaseline& baseline) {
   std::vector<roced::v1::ValidationIssue> issues;
   model::ValidateConfig(request.config(), nullptr, &issues);
   if (model::HasErrors(issues)) {
@@ -200,6 +234,15 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v
   absl::Duration confirm = FromProto(request.confirm_timeout());
   if (confirm < absl::ZeroDuration() || confirm > absl::Hours(24)) {
     return absl::InvalidArgumentError("confirm_timeout: allowed 0 (none) to 24h");
+  }
+  if (request.has_confirm_policy()) {
+    if (confirm != absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("confirm_timeout and confirm_policy: give one, not both");
+    }
+    RETURN_IF_ERROR(model::ValidateConfirmPolicy(request.confirm_policy()));
+    // The guard confirms or rolls back at the window's end; the deadline
+    // is the backstop should it not.
+    confirm = FromProto(request.confirm_policy().window()) + kConfirmPolicyGrace;
   }
   std::lock_guard<std::mutex> rlock(reconcile_mu_);
   if (request.has_expected_generation() && request.expected_generation() != accepted_.generation()) {
@@ -211,12 +254,13 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyConfig(const roced::v
   if (!request.dry_run() && !RestoreLocked("before ApplyConfig")) restore_.Drop();
   roced::v1::ApplyConfigResponse response;
   for (const auto& w : issues) *response.add_warnings() = w;
-  return ApplyLocked(request, identity, confirm, std::move(response));
+  return ApplyLocked(request, identity, confirm, baseline, std::move(response));
 }
 
 absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v1::ApplyConfigRequest& request,
                                                                   const std::string& identity,
                                                                   absl::Duration confirm,
+                                                                  const roced::v1::ConfirmBaseline& baseline,
                                                                   roced::v1::ApplyConfigResponse response) {
   roced::v1::NodeConfig config = request.config();
   model::ApplyDefaults(&config);
@@ -244,6 +288,10 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
   roced::v1::AcceptedConfig next =
       AcceptFromApply(accepted_, options_.config_path, config, confirm, absl::Now(), prior);
   next.set_applied_by(identity);
+  if (request.has_confirm_policy()) {
+    *next.mutable_confirm_policy() = request.confirm_policy();
+    *next.mutable_baseline() = baseline;
+  }
   RETURN_IF_ERROR(StateDir::CheckStorable(next));
   if (writes) {
     // Before the node is touched: an agent killed during the apply writes
@@ -300,9 +348,16 @@ absl::StatusOr<uint64_t> Agent::ConfirmConfig(uint64_t generation, const std::st
                                                " is still provisional: ", saved.message()));
   }
   accepted_ = confirmed;
-  published_.ClearConfirmDeadline();
+  published_.ClearProvisional();
   LOG_INFO << "generation " << accepted_.generation() << " confirmed"
            << (identity.empty() ? "" : " by " + util::EscapeForLog(identity, 128));
+  roced::v1::StateEvent ev;
+  ev.mutable_config()->set_accepted(true);
+  ev.mutable_config()->set_confirmed(true);
+  ev.mutable_config()->set_generation(accepted_.generation());
+  ev.mutable_config()->set_source(accepted_.source());
+  ev.mutable_config()->set_identity(identity);
+  Publish(std::move(ev));
   return accepted_.generation();
 }
 
@@ -453,7 +508,10 @@ void Agent::ReconcilePass(const std::string& reason) {
   if (accepted_.provisional() && ConfirmRemainingLocked() <= absl::ZeroDuration()) {
     LOG_WARNING << "provisional generation " << accepted_.generation()
                 << " was not confirmed in time; rolling back to the previous config";
-    if (absl::Status s = RollBackProvisionalLocked(); !s.ok()) {
+    roced::v1::ConfigRollback why;
+    why.set_reason(model::kReasonConfirmTimeout);
+    why.set_detail(absl::StrCat("not confirmed by its deadline, ", TimeUtil::ToString(accepted_.confirm_deadline())));
+    if (absl::Status s = RollBackProvisionalLocked(std::move(why)); !s.ok()) {
       LOG_ERROR << "confirm-timeout rollback: " << s.message();
       return;
     }

@@ -51,6 +51,12 @@
 
 namespace roced::agent {
 
+// A config applied with a confirm policy is provisional for the policy's
+// window and this much more: the ConfirmGuard decides at the window's end,
+// and the deadline is the backstop should it not (a rollback with reason
+// confirm_timeout).
+inline constexpr absl::Duration kConfirmPolicyGrace = absl::Seconds(30);
+
 struct AgentOptions {
   hal::Paths paths;
   // YAML config file; empty means none.
@@ -103,12 +109,30 @@ class Agent {
   // node back and leaves the previous config in force (response.result
   // says what happened, generation stays). `identity` (who called) is kept
   // with the accepted config and sent in its ConfigEvent.
+  //
+  // With a confirm policy (validated here: INVALID_ARGUMENT naming the
+  // field) the config is provisional for the policy's window plus
+  // kConfirmPolicyGrace, and keeps the policy and `baseline` (what the
+  // ConfirmGuard measured just before) with it; the guard then confirms it
+  // or calls RollBackProvisional.
   absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyConfig(
-      const roced::v1::ApplyConfigRequest& request, const std::string& identity = "");
+      const roced::v1::ApplyConfigRequest& request, const std::string& identity = "",
+      const roced::v1::ConfirmBaseline& baseline = {});
 
   // Makes the pending provisional config permanent. FAILED_PRECONDITION
   // when none is pending, ABORTED when `generation` is not the pending one.
   absl::StatusOr<uint64_t> ConfirmConfig(uint64_t generation, const std::string& identity = "");
+
+  // Returns from the pending provisional `generation` because `reason`
+  // (a confirm-policy gate) failed, `detail` saying with what values: its
+  // previous config is accepted (source CONFIRM_GATE, last_rollback set,
+  // roced_config_rollbacks_total{reason}) and the overwritten values are
+  // written back. FAILED_PRECONDITION when `generation` is not the pending
+  // provisional one (confirmed or replaced meanwhile).
+  absl::Status RollBackProvisional(uint64_t generation, const std::string& reason, const std::string& detail);
+  // The confirm policy's gates of provisional `generation`, for GetState;
+  // false (nothing shown) when it is no longer the provisional one.
+  bool SetConfirmGates(uint64_t generation, const std::vector<roced::v1::GateStatus>& gates);
 
   // One reconcile pass now (also what the loop runs).
   roced::v1::ApplyResult Reconcile(const std::string& reason);
@@ -197,12 +221,14 @@ class Agent {
   // Writes the restore queue back (metrics and a reconcile event when it
   // wrote anything). False when the restore failed (it stays queued).
   bool RestoreLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
-  // Returns from an unconfirmed provisional config: accepts its previous
-  // config (source CONFIRM_TIMEOUT) and queues the priors for restore.
-  absl::Status RollBackProvisionalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Returns from a provisional config (deadline passed, or a gate failed,
+  // as `why` says): accepts its previous config and queues the priors for
+  // restore.
+  absl::Status RollBackProvisionalLocked(roced::v1::ConfigRollback why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   // ApplyConfig once validated and under the lock: journal, apply, accept.
   absl::StatusOr<roced::v1::ApplyConfigResponse> ApplyLocked(const roced::v1::ApplyConfigRequest& request, const std::string& identity,
                                                             absl::Duration confirm,
+                                                            const roced::v1::ConfirmBaseline& baseline,
                                                             roced::v1::ApplyConfigResponse response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   roced::v1::ApplyResult ReconcileLocked(const std::string& reason, bool config_change)

@@ -1,5 +1,7 @@
 #include "agent/agent_metrics.h"
 
+#include "model/confirm_policy.h"
+
 namespace roced::agent {
 
 AgentMetrics AgentMetrics::Register(prometheus::Registry& registry) {
@@ -30,6 +32,12 @@ AgentMetrics AgentMetrics::Register(prometheus::Registry& registry) {
                         .Name("roced_config_loads_total")
                         .Help("Config file loads (start-up and SIGHUP), by result.")
                         .Register(registry);
+  m.config_rollbacks = &prometheus::BuildCounter()
+                            .Name("roced_config_rollbacks_total")
+                            .Help("Provisional configs the agent returned from by itself, by reason: "
+                                  "confirm_timeout, or the confirm policy's gate that failed (converged, "
+                                  "pfc_storm, mesh_loss, mesh_p99, probe).")
+                            .Register(registry);
   m.discovery_duration = &prometheus::BuildHistogram()
                               .Name("roced_discovery_duration_seconds")
                               .Help("Wall time of one device discovery pass.")
@@ -40,6 +48,10 @@ AgentMetrics AgentMetrics::Register(prometheus::Registry& registry) {
   for (const char* r : {"success", "error"}) {
     m.discovery_runs->Add({{"result", r}});
     m.config_loads->Add({{"result", r}});
+  }
+  for (const char* r : {model::kReasonConfirmTimeout, model::kGateConverged, model::kGatePfcStorm,
+                        model::kGateMeshLoss, model::kGateMeshP99, model::kGateProbe}) {
+    m.config_rollbacks->Add({{"reason", r}});
   }
   return m;
 }

@@ -22,6 +22,9 @@ struct AgentMetrics {
   prometheus::Family<prometheus::Counter>* discovery_runs = nullptr;
   prometheus::Histogram* discovery_duration = nullptr;
   prometheus::Family<prometheus::Counter>* config_loads = nullptr;
+  // Provisional configs the agent returned from by itself, by reason
+  // (confirm_timeout, or the confirm policy's gate that failed).
+  prometheus::Family<prometheus::Counter>* config_rollbacks = nullptr;
 };
 
 }  // namespace roced::agent

@@ -2,7 +2,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/confirm_guard.h"
+#include "model/confirm_policy.h"
 #include "model/validate.h"
+#include "util/status_macros.h"
 #include "util/escape.h"
 #include "util/log.h"
 
@@ -73,6 +76,16 @@ std::string PlanSummary(const roced::v1::ApplyConfigRequest& request,
 }
 }  // namespace
 
+absl::StatusOr<roced::v1::ConfirmBaseline> AgentService::TakeBaseline(const roced::v1::ConfirmPolicy& policy) const {
+  // Validated first, so a bad policy is INVALID_ARGUMENT whatever the
+  // agent has.
+  RETURN_IF_ERROR(model::ValidateConfirmPolicy(policy));
+  if (confirm_ == nullptr) {
+    return absl::FailedPreconditionError("confirm_policy: this agent does not judge confirm policies");
+  }
+  return confirm_->TakeBaseline(policy);
+}
+
 grpc::Status AgentService::ApplyConfig(grpc::ServerContext* context,
                                        const roced::v1::ApplyConfigRequest* request,
                                        roced::v1::ApplyConfigResponse* response) {
@@ -82,7 +95,13 @@ grpc::Status AgentService::ApplyConfig(grpc::ServerContext* context,
                   << util::EscapeForLog(bounds.message(), 1024);
       return ToGrpc(bounds);
     }
-    auto result = agent_->ApplyConfig(*request, caller.identity);
+    roced::v1::ConfirmBaseline baseline;
+    if (request->has_confirm_policy() && !request->dry_run()) {
+      absl::StatusOr<roced::v1::ConfirmBaseline> b = TakeBaseline(request->confirm_policy());
+      if (!b.ok()) return ToGrpc(b.status());
+      baseline = *std::move(b);
+    }
+    auto result = agent_->ApplyConfig(*request, caller.identity, baseline);
     if (!result.ok()) return ToGrpc(result.status());
     *response = *std::move(result);
     note->generation = response->generation();

@@ -16,6 +16,7 @@
 namespace roced::agent {
 
 class MeshRuntime;
+class ConfirmGuard;
 
 class AgentService final : public roced::v1::Agent::Service {
  public:
@@ -32,6 +33,9 @@ class AgentService final : public roced::v1::Agent::Service {
   void set_lldp(LldpRuntime* lldp) { lldp_ = lldp; }
   // Where ListMeshResults reads from (null: the mesh is off).
   void set_mesh(MeshRuntime* mesh) { mesh_ = mesh; }
+  // Takes the baseline of an ApplyConfig with a confirm policy (null: such
+  // applies are refused, FAILED_PRECONDITION).
+  void set_confirm(ConfirmGuard* confirm) { confirm_ = confirm; }
 
   grpc::Status GetState(grpc::ServerContext* context, const roced::v1::GetStateRequest* request,
                         roced::v1::NodeState* response) override;
@@ -63,6 +67,8 @@ class AgentService final : public roced::v1::Agent::Service {
                         roced::v1::DiagnoseResponse* response) override;
 
  private:
+  // An ApplyConfig's confirm policy validated, and its baseline taken.
+  absl::StatusOr<roced::v1::ConfirmBaseline> TakeBaseline(const roced::v1::ConfirmPolicy& policy) const;
   grpc::Status Watch(grpc::ServerContext* context, const Caller& caller,
                      const roced::v1::WatchStateRequest& request,
                      grpc::ServerWriter<roced::v1::StateEvent>* writer);
@@ -74,6 +80,7 @@ class AgentService final : public roced::v1::Agent::Service {
   ProbeRuntime* probes_ = nullptr;
   LldpRuntime* lldp_ = nullptr;
   MeshRuntime* mesh_ = nullptr;
+  ConfirmGuard* confirm_ = nullptr;
   std::atomic<bool> shutting_down_{false};
 };
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "model/config_yaml.h"
+#include "model/confirm_policy.h"
 #include "model/validate.h"
 #include "reconcile/journal.h"
 #include "util/fs.h"
@@ -81,6 +82,8 @@ roced::v1::AcceptedConfig Confirmed(const roced::v1::AcceptedConfig& provisional
   confirmed.clear_previous();
   confirmed.clear_prior();
   confirmed.clear_confirm_deadline();
+  confirmed.clear_confirm_policy();
+  confirmed.clear_baseline();
   return confirmed;
 }
 
@@ -89,18 +92,24 @@ bool SameAccepted(const roced::v1::AcceptedConfig& current, const roced::v1::Acc
          google::protobuf::util::MessageDifferencer::Equals(current.config(), next.config());
 }
 
-roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional) {
+roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional,
+                                                roced::v1::ConfigRollback why) {
   roced::v1::AcceptedConfig back;
-  back.set_source(roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  back.set_source(why.reason() == model::kReasonConfirmTimeout ? roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT
+                                                               : roced::v1::CONFIG_SOURCE_CONFIRM_GATE);
+  why.set_generation(provisional.generation());
+  why.set_returned_to(provisional.generation() + 1);
+  *back.mutable_last_rollback() = std::move(why);
   back.set_path(provisional.path());
   back.set_file_digest(provisional.file_digest());
   *back.mutable_config() = provisional.previous();
   return back;
 }
 
-std::optional<StartupChoice> ResolveStartupConfig(
-    const std::optional<roced::v1::AcceptedConfig>& persisted,
-    const std::optional<roced::v1::AcceptedConfig>& file, absl::Time now) {
+namespace {
+
+std::optional<StartupChoice> Choose(const std::optional<roced::v1::AcceptedConfig>& persisted,
+                                    const std::optional<roced::v1::AcceptedConfig>& file, absl::Time now) {
   StartupChoice c;
   const uint64_t generation = persisted ? persisted->generation() : 0;
   std::optional<roced::v1::AcceptedConfig> resume = persisted;
@@ -109,7 +118,11 @@ std::optional<StartupChoice> ResolveStartupConfig(
   uint64_t resume_base = generation > 0 ? generation - 1 : 0;
   std::string expired;
   if (persisted && Expired(*persisted, now)) {
-    resume = ReturnFromProvisional(*persisted);
+    roced::v1::ConfigRollback why;
+    why.set_reason(model::kReasonConfirmTimeout);
+    why.set_detail("the confirm deadline passed while the agent was down");
+    *why.mutable_at() = util::ToProto(now);
+    resume = ReturnFromProvisional(*persisted, std::move(why));
     resume_base = generation;
     c.restore.assign(persisted->prior().begin(), persisted->prior().end());
     expired = absl::StrCat("provisional generation ", generation,
@@ -143,6 +156,19 @@ std::optional<StartupChoice> ResolveStartupConfig(
     c.accept = *file;
     c.base_generation = resume_base;
     c.why = absl::StrCat(expired, "config file ", file->path(), " (unchanged)");
+  }
+  return c;
+}
+
+}  // namespace
+
+std::optional<StartupChoice> ResolveStartupConfig(
+    const std::optional<roced::v1::AcceptedConfig>& persisted,
+    const std::optional<roced::v1::AcceptedConfig>& file, absl::Time now) {
+  std::optional<StartupChoice> c = Choose(persisted, file, now);
+  // The last rollback stays on record whichever config is taken up.
+  if (c && !c->accept.has_last_rollback() && persisted && persisted->has_last_rollback()) {
+    *c->accept.mutable_last_rollback() = persisted->last_rollback();
   }
   return c;
 }

@@ -34,9 +34,13 @@ struct StartupChoice {
   std::string why;
 };
 
-// The config a provisional one returns to when its deadline passes: its
-// previous config, source CONFIRM_TIMEOUT, the same file path and digest.
-roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional);
+// The config a provisional one returns to when its deadline passes or a
+// gate of its confirm policy fails: its previous config, the same file path
+// and digest, source CONFIRM_TIMEOUT (reason "confirm_timeout") or
+// CONFIRM_GATE, and `why` as its last rollback, with the generations filled
+// in (the provisional one's, and the next).
+roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig& provisional,
+                                                roced::v1::ConfigRollback why);
 
 // `persisted`: accepted.json, if any. `file`: the config file just read and
 // validated (source FILE, its path and digest), or nullopt when there is
@@ -63,7 +67,8 @@ roced::v1::AcceptedConfig AcceptFromApply(const roced::v1::AcceptedConfig& curre
                                           const roced::v1::NodeConfig& config, absl::Duration confirm,
                                           absl::Time now, const std::vector<roced::v1::PriorValue>& prior);
 
-// `provisional` made permanent: no deadline, previous config or priors.
+// `provisional` made permanent: no deadline, previous config, priors,
+// confirm policy or baseline.
 roced::v1::AcceptedConfig Confirmed(const roced::v1::AcceptedConfig& provisional);
 
 // Whether taking up `next` would change nothing (same config and source).

@@ -292,9 +292,15 @@ int Run(int argc, char** argv) {
   roced::agent::MeshRuntime mesh(&agent, lldp.get(), *mesh_options);
   mesh.Start();
 
-  roced::agent::Server server({&agent, &counters, &probes, registry, lldp.get(), mesh.enabled() ? &mesh : nullptr},
+  roced::agent::ConfirmGuard confirm(&agent, {.counters = &counters, .probes = &probes,
+                                              .mesh = mesh.enabled() ? &mesh : nullptr});
+  confirm.Start();
+
+  roced::agent::Server server({&agent, &counters, &probes, registry, lldp.get(), mesh.enabled() ? &mesh : nullptr,
+                               &confirm},
                               *server_options);
   auto stop = [&] {
+    confirm.Stop();
     mesh.Stop();
     if (lldp) lldp->Stop();
     probes.Stop();

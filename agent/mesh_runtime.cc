@@ -653,6 +653,17 @@ void MeshRuntime::PruneSeries(const std::map<std::string, PeerInfo>& peers) {
   }
 }
 
+std::optional<mesh::WindowTotals> MeshRuntime::TotalsSince(absl::Time since) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!prober_.has_value()) return std::nullopt;
+  const int64_t now = MonotonicNs();
+  int64_t since_ns = 0;
+  if (since != absl::InfinitePast()) {
+    since_ns = std::max<int64_t>(0, now - absl::ToInt64Nanoseconds(std::max(absl::Now() - since, absl::ZeroDuration())));
+  }
+  return prober_->Totals(now, since_ns);
+}
+
 absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
     const roced::v1::ListMeshResultsRequest& request) const {
   if (!enabled()) {

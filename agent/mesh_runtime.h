@@ -126,6 +126,12 @@ class MeshRuntime {
   // INVALID_ARGUMENT for a peer name over 253 bytes.
   absl::StatusOr<roced::v1::ListMeshResultsResponse> List(const roced::v1::ListMeshResultsRequest& request) const;
 
+  // Every peer's probes added up over the window, of the slots that began
+  // at or after `since` (wall clock; InfinitePast: the whole window): the
+  // confirm policy's mesh gates and their baseline. nullopt while the mesh
+  // is off or its prober did not start.
+  std::optional<mesh::WindowTotals> TotalsSince(absl::Time since) const;
+
   // Fills in the UD QPN and Q_Key of the endpoint the responder serves
   // (Describe's answer).
   void AddResponder(roced::v1::DescribeResponse* response) const;

@@ -72,10 +72,21 @@ void PublishedState::SetAccepted(const roced::v1::AcceptedConfig& accepted) {
   *cs->mutable_desired() = accepted.config();
   cs->set_applied_by(accepted.applied_by());
   cs->clear_last_error();
+  cs->clear_confirm_deadline();
+  cs->clear_confirm_policy();
+  cs->clear_baseline();
+  cs->clear_gates();
   if (accepted.provisional()) {
     *cs->mutable_confirm_deadline() = accepted.confirm_deadline();
+    if (accepted.has_confirm_policy()) {
+      *cs->mutable_confirm_policy() = accepted.confirm_policy();
+      *cs->mutable_baseline() = accepted.baseline();
+    }
+  }
+  if (accepted.has_last_rollback()) {
+    *cs->mutable_last_rollback() = accepted.last_rollback();
   } else {
-    cs->clear_confirm_deadline();
+    cs->clear_last_rollback();
   }
   Bump();
 }
@@ -107,10 +118,29 @@ void PublishedState::SetConfirmDeadline(const google::protobuf::Timestamp& deadl
   Bump();
 }
 
-void PublishedState::ClearConfirmDeadline() {
+void PublishedState::ClearProvisional() {
   std::lock_guard<std::mutex> lock(mu_);
-  state_.mutable_config()->clear_confirm_deadline();
+  auto* cs = state_.mutable_config();
+  cs->clear_confirm_deadline();
+  cs->clear_confirm_policy();
+  cs->clear_baseline();
+  cs->clear_gates();
   Bump();
+}
+
+bool PublishedState::SetGates(uint64_t generation, const std::vector<roced::v1::GateStatus>& gates) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* cs = state_.mutable_config();
+  if (cs->generation() != generation || !cs->has_confirm_policy()) return false;
+  bool same = static_cast<size_t>(cs->gates_size()) == gates.size();
+  for (size_t i = 0; same && i < gates.size(); ++i) {
+    same = cs->gates(static_cast<int>(i)).SerializeAsString() == gates[i].SerializeAsString();
+  }
+  if (same) return true;
+  cs->clear_gates();
+  for (const auto& g : gates) *cs->add_gates() = g;
+  Bump();
+  return true;
 }
 
 void PublishedState::SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields) {

@@ -59,7 +59,13 @@ class PublishedState {
   void SetAccepted(const roced::v1::AcceptedConfig& accepted);
   void SetConfigError(const std::string& error);
   void ClearConfigError();
-  void ClearConfirmDeadline();
+  // The provisional config was confirmed: no deadline, policy, baseline
+  // or gates any more.
+  void ClearProvisional();
+  // The confirm guard's gates of provisional `generation` (a change only
+  // when they differ). False when that generation is no longer the
+  // provisional one with a policy (nothing set).
+  bool SetGates(uint64_t generation, const std::vector<roced::v1::GateStatus>& gates);
   void SetConfirmDeadline(const google::protobuf::Timestamp& deadline);
   // The outcome of a reconcile pass.
   void SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields);

@@ -66,6 +66,7 @@ Server::Server(ServedParts parts, ServerOptions options)
   peer_service_.set_agent(agent_);
   peer_service_.set_lldp(lldp_);
   agent_service_.set_mesh(parts.mesh);
+  agent_service_.set_confirm(parts.confirm);
   peer_service_.set_mesh(parts.mesh);
 }
 

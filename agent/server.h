@@ -20,6 +20,7 @@
 #include "agent/gate.h"
 #include "agent/health_service.h"
 #include "agent/unix_listener.h"
+#include "agent/confirm_guard.h"
 #include "agent/counters_runtime.h"
 #include "agent/lldp_runtime.h"
 #include "agent/mesh_runtime.h"
@@ -115,6 +116,9 @@ struct ServedParts {
   LldpRuntime* lldp = nullptr;
   // The fleet mesh (null: off).
   MeshRuntime* mesh = nullptr;
+  // Judges configs applied with a confirm policy (null: such applies are
+  // refused).
+  ConfirmGuard* confirm = nullptr;
 };
 
 class Server {

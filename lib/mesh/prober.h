@@ -118,6 +118,7 @@ class MeshProber {
                                                      int64_t t3_ns, bool nic_clock);
 
   std::vector<SeriesWindow> Snapshot(int64_t now_ns) const { return results_.Snapshot(now_ns); }
+  WindowTotals Totals(int64_t now_ns, int64_t since_ns) const { return results_.Totals(now_ns, since_ns); }
   size_t ExpireResults(int64_t now_ns) { return results_.Expire(now_ns); }
   // When the next request is due or the next pending one times out.
   int64_t NextWake() const;

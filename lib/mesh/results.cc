@@ -1,6 +1,7 @@
 #include "mesh/results.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -23,6 +24,17 @@ int64_t Quantile(const std::vector<std::pair<uint32_t, double>>& sorted, double 
     if (cumulative >= rank) return value;
   }
   return sorted.back().first;
+}
+
+// Round trips (ns, saturated at 2^32) in buckets 2% wide: bucket b holds
+// (1.02^(b-1), 1.02^b]; 1,125 buckets reach past 2^32.
+constexpr double kBucketGrowth = 1.02;
+constexpr size_t kBuckets = 1125;
+
+size_t BucketOf(uint32_t rtt_ns) {
+  if (rtt_ns <= 1) return 0;
+  const double b = std::ceil(std::log(static_cast<double>(rtt_ns)) / std::log(kBucketGrowth));
+  return std::min(static_cast<size_t>(b), kBuckets - 1);
 }
 
 }  // namespace
@@ -145,6 +157,34 @@ SeriesWindow ResultWindows::Summarize(const Key& key, const Series& series, int6
     if (InWindow(it->first, now_epoch)) out.lost_flow_labels.push_back(it->second);
   }
   return out;
+}
+
+WindowTotals ResultWindows::Totals(int64_t now_ns, int64_t since_ns) const {
+  WindowTotals t;
+  const int64_t now_epoch = now_ns / slot_ns_;
+  std::vector<double> buckets(kBuckets, 0.0);
+  for (const auto& [key, series] : series_) {
+    for (const Slot& slot : series.slots) {
+      if (!InWindow(slot.epoch, now_epoch) || slot.epoch * slot_ns_ < since_ns) continue;
+      t.sent += slot.sent;
+      t.lost += slot.lost;
+      t.answered += slot.answered;
+      if (slot.rtt_ns.empty()) continue;
+      const double weight = static_cast<double>(slot.answered) / static_cast<double>(slot.rtt_ns.size());
+      for (uint32_t v : slot.rtt_ns) buckets[BucketOf(v)] += weight;
+    }
+  }
+  if (t.answered == 0) return t;
+  const double rank = 0.99 * static_cast<double>(t.answered);
+  double cumulative = 0;
+  for (size_t b = 0; b < kBuckets; ++b) {
+    cumulative += buckets[b];
+    if (cumulative >= rank || b + 1 == kBuckets) {
+      t.p99_ns = static_cast<int64_t>(std::pow(kBucketGrowth, static_cast<double>(b)));
+      break;
+    }
+  }
+  return t;
 }
 
 std::vector<SeriesWindow> ResultWindows::Snapshot(int64_t now_ns) const {

@@ -78,6 +78,18 @@ struct SeriesWindow {
   std::vector<uint32_t> lost_flow_labels;  // most recent first, at most kLostFlowLabels
 };
 
+// Every series of a window added up: probes sent, lost and answered, and
+// the round-trip p99 over all answers (-1: none), as a health signal (the
+// confirm policy's mesh gates). The p99 comes from a histogram of buckets
+// 2% wide, so it is exact to 2%, and the memory is fixed whatever the
+// series count.
+struct WindowTotals {
+  uint64_t sent = 0;
+  uint64_t lost = 0;
+  uint64_t answered = 0;
+  int64_t p99_ns = -1;
+};
+
 class ResultWindows {
  public:
   // INVALID_ARGUMENT naming the field and its range.
@@ -92,6 +104,11 @@ class ResultWindows {
   // Every series with a probe sent in the window ending at now_ns, sorted
   // by peer, size and DSCP.
   std::vector<SeriesWindow> Snapshot(int64_t now_ns) const;
+
+  // The totals over the window ending at now_ns, of the slots that began
+  // at or after since_ns (whole slots: a slot that began before since_ns is
+  // left out, so the probes counted were all sent after it).
+  WindowTotals Totals(int64_t now_ns, int64_t since_ns) const;
 
   // Removes the series with nothing in the window (a peer that left the
   // pinglist frees its memory a window later). Returns how many went.

@@ -66,10 +66,26 @@ ReadinessCheck Confirmed(const NodeState& state, absl::Time now) {
   if (!config.has_confirm_deadline()) return {"confirmed", true, "no provisional config"};
   const absl::Time deadline =
       absl::FromUnixSeconds(config.confirm_deadline().seconds()) + absl::Nanoseconds(config.confirm_deadline().nanos());
+  const std::string left = absl::FormatDuration(absl::Seconds(absl::ToInt64Seconds(deadline - now)));
+  if (!config.has_confirm_policy()) {
+    return {"confirmed", false,
+            absl::StrCat("generation ", config.generation(), " is provisional: ConfirmConfig within ", left,
+                         " or it is rolled back")};
+  }
+  // Judged by its confirm policy: the gates that do not hold yet, each
+  // with why (failing first).
+  std::vector<std::string> open;
+  for (auto which : {roced::v1::GATE_STATE_FAILED, roced::v1::GATE_STATE_WAITING}) {
+    for (const auto& g : config.gates()) {
+      if (g.state() != which) continue;
+      open.push_back(absl::StrCat(g.gate(), which == roced::v1::GATE_STATE_FAILED ? " FAILED (" : " waiting (",
+                                  g.detail(), ")"));
+    }
+  }
   return {"confirmed", false,
-          absl::StrCat("generation ", config.generation(), " is provisional: ConfirmConfig within ",
-                       absl::FormatDuration(absl::Seconds(absl::ToInt64Seconds(deadline - now))),
-                       " or it is rolled back")};
+          absl::StrCat("generation ", config.generation(), " is provisional, judged by its confirm policy (",
+                       left, " to its deadline)", open.empty() ? "; every gate holds so far" : "; ",
+                       absl::StrJoin(open, "; "))};
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ struct Readiness {
 //              in observe mode, where nothing is corrected; when failing,
 //              names up to 3 fields not in sync;
 //   confirmed  no provisional config awaits ConfirmConfig (or its rollback
-//              at the deadline, relative to `now`).
+//              at the deadline, relative to `now`); one judged by a
+//              confirm policy names its gates that failed or still wait.
 Readiness ReadinessOf(const roced::v1::NodeState& state, absl::Time now);
 
 // The Kubernetes /readyz form: "[+]name ok" or "[-]name failed: detail", a

@@ -179,8 +179,8 @@ TEST(PublishedState, VersionMovesWithEveryVisibleChangeOnly) {
   moved("ClearConfigError");
   state.SetConfirmDeadline(google::protobuf::Timestamp());
   moved("SetConfirmDeadline");
-  state.ClearConfirmDeadline();
-  moved("ClearConfirmDeadline");
+  state.ClearProvisional();
+  moved("ClearProvisional");
   state.SetFields(true, {});
   moved("SetFields");
   state.SetFields(true, {});

@@ -407,6 +407,9 @@ TEST_F(AgentReconcileTest, ProvisionalConfigRollsBackWithoutConfirm) {
   auto state = agent_->State();
   EXPECT_EQ(state.config().generation(), 3u);
   EXPECT_EQ(state.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
+  EXPECT_EQ(state.config().last_rollback().reason(), "confirm_timeout");
+  EXPECT_EQ(state.config().last_rollback().generation(), 2u);
+  EXPECT_EQ(state.config().last_rollback().returned_to(), 3u);
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
 }
 

@@ -59,6 +59,39 @@ TEST(MeshResults, LossAndQuantilesOverTheWindow) {
   EXPECT_THAT(s.lost_flow_labels, ElementsAre(49157, 49156, 49155, 49154, 49153));
 }
 
+TEST(MeshResults, TotalsAddEverySeriesUpSinceAMoment) {
+  ResultWindows w = Make();  // 60 s, slots of 10 s
+  // Before: node2 and node3 answer in 10 us, 1 of node3's lost (slot 0).
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(w.Record(Answered("node2", i * kS / 10, 10 * kUs)).ok());
+    ASSERT_TRUE(w.Record(Answered("node3", i * kS / 10, 10 * kUs, 1024)).ok());
+  }
+  ASSERT_TRUE(w.Record(Lost("node3", 2 * kS, 1)).ok());
+  // After 12 s: 100 answers of 100 us over both peers, 1 in 100 at 1 ms,
+  // and 10 lost.
+  for (int i = 0; i < 200; ++i) {
+    const int64_t rtt = i % 100 == 99 ? 1000 * kUs : 100 * kUs;
+    ASSERT_TRUE(w.Record(Answered(i % 2 ? "node2" : "node3", 20 * kS + i * kS / 10, rtt)).ok());
+  }
+  for (uint32_t i = 0; i < 10; ++i) ASSERT_TRUE(w.Record(Lost("node2", 21 * kS, i)).ok());
+  WindowTotals all = w.Totals(45 * kS, 0);
+  EXPECT_EQ(all.sent, 311u);
+  EXPECT_EQ(all.lost, 11u);
+  EXPECT_EQ(all.answered, 300u);
+  // The slot that began at 10 s is left out when counting since 12 s (it
+  // began before): only the probes sent from 20 s count.
+  WindowTotals since = w.Totals(45 * kS, 12 * kS);
+  EXPECT_EQ(since.sent, 210u);
+  EXPECT_EQ(since.lost, 10u);
+  EXPECT_EQ(since.answered, 200u);
+  // p99 of 198 x 100 us and 2 x 1 ms: within the buckets' 2%.
+  EXPECT_NEAR(static_cast<double>(since.p99_ns), 100.0 * kUs, 2.0 * kUs);
+  EXPECT_EQ(w.Totals(45 * kS, 50 * kS).sent, 0u);
+  EXPECT_EQ(w.Totals(45 * kS, 50 * kS).p99_ns, -1);
+  // The window moves on: at 75 s the slots before 20 s have left it.
+  EXPECT_EQ(w.Totals(75 * kS, 0).sent, 210u);
+}
+
 TEST(MeshResults, SlotsLeaveTheWindowWholeAndExpireFreesTheSeries) {
   ResultWindows w = Make();  // 60 s of six 10 s slots
   ASSERT_TRUE(w.Record(Lost("node2", 1 * kS, 7)).ok());            // slot [0, 10)

@@ -49,6 +49,30 @@ TEST(Readiness, AConvergedNodeWithNothingProvisionalIsReady) {
             "[+]discovery ok\n[+]state ok\n[+]converged ok\n[+]confirmed ok\nreadyz check passed\n");
 }
 
+TEST(Readiness, AConfigJudgedByItsPolicyNamesTheGatesThatDoNotHold) {
+  NodeState s = ReadyNode();
+  s.mutable_config()->mutable_confirm_deadline()->set_seconds(absl::ToUnixSeconds(kNow) + 40);
+  s.mutable_config()->mutable_confirm_policy()->set_converged(true);
+  auto* held = s.mutable_config()->add_gates();
+  held->set_gate("converged");
+  held->set_state(roced::v1::GATE_STATE_HOLDING);
+  Readiness r = ReadinessOf(s, kNow);
+  EXPECT_FALSE(Check(r, "confirmed").ok);
+  EXPECT_EQ(Check(r, "confirmed").detail,
+            "generation 7 is provisional, judged by its confirm policy (40s to its deadline); every gate holds so far");
+  auto* wait = s.mutable_config()->add_gates();
+  wait->set_gate("mesh_loss");
+  wait->set_state(roced::v1::GATE_STATE_WAITING);
+  wait->set_detail("only 12 mesh probes since the apply; the gate needs 50");
+  auto* failed = s.mutable_config()->add_gates();
+  failed->set_gate("probe node3");
+  failed->set_state(roced::v1::GATE_STATE_FAILED);
+  failed->set_detail("probe failed: connect_timeout");
+  r = ReadinessOf(s, kNow);
+  EXPECT_THAT(Check(r, "confirmed").detail,
+              HasSubstr("; probe node3 FAILED (probe failed: connect_timeout); mesh_loss waiting (only 12 mesh probes"));
+}
+
 TEST(Readiness, AProvisionalConfigIsNotReadyUntilConfirmed) {
   NodeState s = ReadyNode();
   s.mutable_config()->mutable_confirm_deadline()->set_seconds(absl::ToUnixSeconds(kNow) + 45);
