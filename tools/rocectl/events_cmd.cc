@@ -96,6 +96,15 @@ std::string EventLine(const roced::v1::StateEvent& e) {
     case roced::v1::StateEvent::kConfig: {
       const auto& c = e.config();
       if (!c.accepted()) return absl::StrCat(at, "  config     rejected: ", c.error());
+      if (c.confirmed()) {
+        return absl::StrCat(at, "  config     generation ", c.generation(), " confirmed",
+                            c.identity().empty() ? "" : absl::StrCat(" by ", c.identity()));
+      }
+      if (c.has_rollback()) {
+        return absl::StrCat(at, "  config     generation ", c.rollback().generation(), " ROLLED BACK (",
+                            c.rollback().reason(), ": ", c.rollback().detail(), "); generation ", c.generation(),
+                            " is its previous config");
+      }
       return absl::StrCat(at, "  config     generation ", c.generation(), " accepted from ", Source(c.source()),
                           c.identity().empty() ? "" : absl::StrCat(" by ", c.identity()));
     }

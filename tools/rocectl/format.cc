@@ -1,14 +1,18 @@
 #include "tools/rocectl/format.h"
 
+#include "model/confirm_policy.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "model/confirm_policy.h"
 #include "util/proto_time.h"
 
 namespace roced::ctl {
@@ -128,12 +132,28 @@ std::string StatusHeader(const roced::v1::NodeState& state) {
                     cfg.source() == roced::v1::CONFIG_SOURCE_FILE ? cfg.path()
                     : cfg.source() == roced::v1::CONFIG_SOURCE_GRPC
                         ? (cfg.applied_by().empty() ? "gRPC" : absl::StrCat("gRPC (", cfg.applied_by(), ")"))
-                                                                   : "confirm-timeout rollback",
+                    : cfg.source() == roced::v1::CONFIG_SOURCE_CONFIRM_GATE            ? "confirm-policy rollback"
+                                                                                         : "confirm-timeout rollback",
                     ", mode ", cfg.mode() == roced::v1::MODE_OBSERVE ? "observe" : "enforce",
                     cfg.converged() ? ", converged" : ", NOT converged", "\n");
-    if (cfg.has_confirm_deadline()) {
+    if (cfg.has_confirm_policy()) {
+      absl::StrAppend(&out, "         provisional, judged by its confirm policy (",
+                      model::DescribeConfirmPolicy(cfg.confirm_policy()), "):\n");
+      for (const auto& g : cfg.gates()) {
+        absl::string_view gate_state = roced::v1::GateState_Name(g.state());
+        absl::ConsumePrefix(&gate_state, "GATE_STATE_");
+        absl::StrAppend(&out, "           ", absl::StrFormat("%-8s", gate_state), " ", g.gate(), ": ", g.detail(),
+                        "\n");
+      }
+    } else if (cfg.has_confirm_deadline()) {
       absl::StrAppend(&out, "         provisional: rolls back unless confirmed by ",
                       google::protobuf::util::TimeUtil::ToString(cfg.confirm_deadline()), "\n");
+    }
+    if (cfg.has_last_rollback()) {
+      const auto& rb = cfg.last_rollback();
+      absl::StrAppend(&out, "         last rollback: generation ", rb.generation(), " at ",
+                      google::protobuf::util::TimeUtil::ToString(rb.at()), " (", rb.reason(), ": ", rb.detail(),
+                      ")\n");
     }
   }
   if (!cfg.last_error().empty()) {
