@@ -41,7 +41,7 @@ TEST(CommandTable, EveryEntryHasSummaryUsageAndRun) {
 }
 
 TEST(CommandTable, HoldsEveryCommand) {
-  for (const char* name : {"status", "apply", "confirm", "counters", "probe", "probes", "diagnose", "mesh",
+  for (const char* name : {"status", "apply", "confirm", "counters", "probe", "probes", "diagnose", "mesh", "rollout",
                            "version", "help"}) {
     EXPECT_NE(FindCommand(name), nullptr) << name;
   }

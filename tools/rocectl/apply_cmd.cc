@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "model/config_yaml.h"
+#include "model/confirm_policy.h"
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "util/fs.h"
@@ -19,7 +20,13 @@ void RegisterApplyFlags(ApplyFlags* f, util::ArgParser* p) {
   p->AddBool("dry-run", &f->dry_run, "apply: print the plan against the node now; change nothing.");
   p->AddDuration("confirm-timeout", &f->confirm_timeout, "DUR",
                  "apply: make the change provisional; unless `rocectl confirm` follows within DUR "
-                 "the agent rolls back to the previous config by itself.");
+                 "the agent rolls back to the previous config by itself. Not with --confirm-policy.");
+  p->AddString("confirm-policy", &f->confirm_policy, "SPEC|FILE",
+               "apply: make the change provisional and let the agent judge it: it confirms the change "
+               "itself once every gate held for the window and returns to the previous config as soon "
+               "as one fails. A YAML file, or a spec such as "
+               "'window=60s,converged,no-pfc-storm,mesh-loss=0.01,mesh-p99=1.5,probe=node3' (window "
+               "10s-1h; at least one gate). Not with --confirm-timeout.");
   p->AddString("expected-generation", &f->expected_generation, "N",
                "apply: refuse (ABORTED) unless the agent's accepted generation is N, so two writers "
                "cannot overwrite each other unknowingly.");
@@ -39,7 +46,7 @@ const char* OutcomeName(roced::v1::StepOutcome o) {
 }
 }  // namespace
 
-std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
+std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run, const roced::v1::ConfirmPolicy* policy) {
   std::string out;
   for (const auto& w : r.warnings()) absl::StrAppend(&out, "warning: ", w.path(), ": ", w.message(), "\n");
   if (r.plan().steps().empty()) {
@@ -62,7 +69,11 @@ std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
   if (!dry_run) {
     if (r.result().success()) {
       absl::StrAppend(&out, "Accepted as generation ", r.generation(), ".\n");
-      if (r.has_confirm_deadline()) {
+      if (r.has_confirm_deadline() && policy != nullptr) {
+        absl::StrAppend(&out, "Provisional under the confirm policy (", model::DescribeConfirmPolicy(*policy),
+                        "): the agent confirms it by itself once every gate held for the window, or rolls "
+                        "back by itself as soon as one fails; `rocectl status` shows the gates.\n");
+      } else if (r.has_confirm_deadline()) {
         absl::StrAppend(&out, "Provisional: run `rocectl confirm ", r.generation(),
                         "` before the deadline or the agent rolls back by itself.\n");
       }
@@ -83,21 +94,13 @@ std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
   return out;
 }
 
-int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vector<std::string>& args) {
-  if (flags.file.empty() || !args.empty()) {
-    std::cerr << "rocectl: usage: rocectl apply -f FILE [--dry-run] [--confirm-timeout DUR] "
-                 "[--expected-generation N]\n";
-    return 2;
-  }
+absl::StatusOr<roced::v1::NodeConfig> LoadNodeConfig(const std::string& file) {
   std::string text;
-  if (flags.file == "-") {
+  if (file == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
-    auto t = util::ReadFile(flags.file);
-    if (!t.ok()) {
-      std::cerr << "rocectl: " << t.status().message() << "\n";
-      return 1;
-    }
+    auto t = util::ReadFile(file);
+    if (!t.ok()) return t.status();
     text = *t;
   }
   // Validate here first so errors point at lines and columns of the file.
@@ -109,26 +112,79 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
     for (const auto& i : issues) {
       if (i.severity() == roced::v1::SEVERITY_ERROR) errors.push_back(i);
     }
-    std::cerr << model::FormatIssues(flags.file, errors);
-    return 1;
+    return absl::InvalidArgumentError(model::FormatIssues(file, errors));
   }
-  roced::v1::ApplyConfigRequest req;
-  *req.mutable_config() = decoded->config;
-  req.set_dry_run(flags.dry_run);
+  return decoded->config;
+}
+
+absl::StatusOr<roced::v1::ConfirmPolicy> LoadConfirmPolicy(const std::string& value) {
+  std::string text = value;
+  // A spec never names a file by accident: it has '=' and ',' in it.
+  if (util::PathExists(value)) {
+    auto t = util::ReadFile(value);
+    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--confirm-policy: ", t.status().message()));
+    text = *t;
+  }
+  auto policy = model::ParseConfirmPolicy(text);
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--confirm-policy ", value, ": ", policy.status().message()));
+  }
+  return policy;
+}
+
+namespace {
+
+// The request from the flags (the config already loaded); false after
+// saying why (a usage error).
+bool FillRequest(const ApplyFlags& flags, roced::v1::ApplyConfigRequest* req) {
+  req->set_dry_run(flags.dry_run);
   if (!flags.expected_generation.empty()) {
     uint64_t g;
     if (!absl::SimpleAtoi(flags.expected_generation, &g)) {
       std::cerr << "rocectl: --expected-generation: '" << flags.expected_generation
                 << "' is not a non-negative integer\n";
-      return 2;
+      return false;
     }
-    req.set_expected_generation(g);
+    req->set_expected_generation(g);
+  }
+  if (!flags.confirm_policy.empty() && flags.confirm_timeout > absl::ZeroDuration()) {
+    std::cerr << "rocectl: --confirm-policy and --confirm-timeout: give one of them (a change is confirmed "
+                 "either by the agent judging the policy or by `rocectl confirm` in time)\n";
+    return false;
+  }
+  if (!flags.confirm_policy.empty()) {
+    auto policy = LoadConfirmPolicy(flags.confirm_policy);
+    if (!policy.ok()) {
+      std::cerr << "rocectl: " << policy.status().message() << "\n";
+      return false;
+    }
+    *req->mutable_confirm_policy() = *policy;
   }
   if (flags.confirm_timeout > absl::ZeroDuration()) {
     absl::Duration d = flags.confirm_timeout;
-    req.mutable_confirm_timeout()->set_seconds(absl::IDivDuration(d, absl::Seconds(1), &d));
-    req.mutable_confirm_timeout()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
+    req->mutable_confirm_timeout()->set_seconds(absl::IDivDuration(d, absl::Seconds(1), &d));
+    req->mutable_confirm_timeout()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(d)));
   }
+  return true;
+}
+
+}  // namespace
+
+int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vector<std::string>& args) {
+  if (flags.file.empty() || !args.empty()) {
+    std::cerr << "rocectl: usage: rocectl apply -f FILE [--dry-run] [--confirm-timeout DUR | "
+                 "--confirm-policy SPEC|FILE] [--expected-generation N]\n";
+    return 2;
+  }
+  roced::v1::ApplyConfigRequest req;
+  if (!FillRequest(flags, &req)) return 2;
+  auto config = LoadNodeConfig(flags.file);
+  if (!config.ok()) {
+    const bool issues = config.status().code() == absl::StatusCode::kInvalidArgument;
+    std::cerr << (issues ? "" : "rocectl: ") << config.status().message() << (issues ? "" : "\n");
+    return 1;
+  }
+  *req.mutable_config() = *config;
   auto stub = roced::v1::Agent::NewStub(ctx.channel);
   grpc::ClientContext cctx;
   cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
@@ -141,7 +197,9 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
   switch (ctx.output) {
     case Output::kJson: std::cout << ToJson(resp); break;
     case Output::kYaml: std::cout << ToYaml(resp); break;
-    case Output::kTable: std::cout << PlanText(resp, flags.dry_run); break;
+    case Output::kTable:
+      std::cout << PlanText(resp, flags.dry_run, req.has_confirm_policy() ? &req.confirm_policy() : nullptr);
+      break;
   }
   return flags.dry_run || resp.result().success() ? 0 : 1;
 }

@@ -14,14 +14,38 @@ const std::vector<Command>& Commands() {
        "GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
        "accepted config and agent health.",
        BindStatus, true},
-      {"apply", "apply -f FILE [--dry-run] [--confirm-timeout DUR] [--expected-generation N]",
+      {"apply",
+       "apply -f FILE [--dry-run] [--confirm-timeout DUR | --confirm-policy SPEC|FILE] [--expected-generation N]",
        "Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
        "wanted +, disruptive steps marked) and each step's outcome; a step\n"
-       "that fails rolls the whole apply back. --dry-run changes nothing.",
+       "that fails rolls the whole apply back. --dry-run changes nothing.\n"
+       "--confirm-policy makes the change provisional and lets the agent\n"
+       "judge it: it confirms by itself once every gate held for the window\n"
+       "and rolls back by itself as soon as one fails.",
        BindApply, true},
       {"confirm", "confirm [GENERATION]",
        "Make a provisional config (applied with --confirm-timeout) permanent.", BindConfirm,
        true},
+      {"rollout",
+       "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
+       "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--state FILE]\n"
+       "    rollout status|resume [--state FILE]",
+       "Apply one config across the fleet in batches: a canary batch of\n"
+       "--canary nodes (1), then batches doubling up to --max-unavailable\n"
+       "(1; N nodes or P% of the targets). Each node gets the config with\n"
+       "--expected-generation its current one and a confirm policy (default\n"
+       "window=60s,converged,no-pfc-storm), and the agent confirms or rolls\n"
+       "back by itself; a batch waits for every node's outcome (giving up\n"
+       "60 s past the window). A failure (rolled back, apply failed or\n"
+       "refused, unreachable, no outcome) halts the rollout: the nodes not\n"
+       "yet done are untouched, and with --on-failure rollback the nodes\n"
+       "already confirmed return to their previous config. Progress: a live\n"
+       "table on a terminal, a line per event otherwise, -o json one JSON\n"
+       "object per event and a summary. Every step is kept in --state FILE\n"
+       "first: `rollout status` shows it and `rollout resume` finishes a\n"
+       "rollout whose rocectl died (or retries a halted one's failed nodes).\n"
+       "Exits 0 when every node confirmed, 1 when halted or rolled back.",
+       BindRollout, true},
       {"counters",
        "counters [--rate] [--watch] [--all] [--device DEV] [--netdev NETDEV] [--interval DUR]",
        "RDMA counters (sysfs counters/ and hw_counters/, stable names across\n"
@@ -142,7 +166,9 @@ std::string TopLevelHelp(const std::string& options) {
       "EXAMPLES\n"
       "    rocectl status\n"
       "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n"
-      "    rocectl diagnose --checks pfc_dscp,ecn\n");
+      "    rocectl diagnose --checks pfc_dscp,ecn\n"
+      "    rocectl --ca ca.pem --cert me.pem --key me.key rollout -f lossless.yaml \\\n"
+      "        --targets fleet.txt --canary 1 --max-unavailable 10% --on-failure rollback\n");
 }
 
 // `rocectl help` and `rocectl --help`: the page with the global flags'

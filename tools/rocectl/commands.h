@@ -91,6 +91,7 @@ CommandRun BindProbes(util::ArgParser* parser);
 CommandRun BindDiagnose(util::ArgParser* parser);
 CommandRun BindMesh(util::ArgParser* parser);
 CommandRun BindEvents(util::ArgParser* parser);
+CommandRun BindRollout(util::ArgParser* parser);
 CommandRun BindHelp(util::ArgParser* parser);
 
 // One line for people per WatchState event (rocectl events): the time, the
