@@ -7,6 +7,32 @@
 
 namespace roced::ctl {
 
+namespace {
+
+// The longest entries, kept out of the table so that it reads as one.
+constexpr char kRolloutUsage[] =
+    "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
+    "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--state FILE]\n"
+    "    rollout status|resume [--state FILE]";
+constexpr char kRolloutSummary[] =
+    "Apply one config across the fleet in batches: a canary batch of\n"
+    "--canary nodes (1), then batches doubling up to --max-unavailable\n"
+    "(1; N nodes or P% of the targets). Each node gets the config with\n"
+    "--expected-generation its current one and a confirm policy (default\n"
+    "window=60s,converged,no-pfc-storm), and the agent confirms or rolls\n"
+    "back by itself; a batch waits for every node's outcome (giving up\n"
+    "60 s past the window). A failure (rolled back, apply failed or\n"
+    "refused, unreachable, no outcome) halts the rollout: the nodes not\n"
+    "yet done are untouched, and with --on-failure rollback the nodes\n"
+    "already confirmed return to their previous config. Progress: a live\n"
+    "table on a terminal, a line per event otherwise, -o json one JSON\n"
+    "object per event and a summary. Every step is kept in --state FILE\n"
+    "first: `rollout status` shows it and `rollout resume` finishes a\n"
+    "rollout whose rocectl died (or retries a halted one's failed nodes).\n"
+    "Exits 0 when every node confirmed, 1 when halted or rolled back.";
+
+}  // namespace
+
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"status", "status",
@@ -26,26 +52,7 @@ const std::vector<Command>& Commands() {
       {"confirm", "confirm [GENERATION]",
        "Make a provisional config (applied with --confirm-timeout) permanent.", BindConfirm,
        true},
-      {"rollout",
-       "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
-       "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--state FILE]\n"
-       "    rollout status|resume [--state FILE]",
-       "Apply one config across the fleet in batches: a canary batch of\n"
-       "--canary nodes (1), then batches doubling up to --max-unavailable\n"
-       "(1; N nodes or P% of the targets). Each node gets the config with\n"
-       "--expected-generation its current one and a confirm policy (default\n"
-       "window=60s,converged,no-pfc-storm), and the agent confirms or rolls\n"
-       "back by itself; a batch waits for every node's outcome (giving up\n"
-       "60 s past the window). A failure (rolled back, apply failed or\n"
-       "refused, unreachable, no outcome) halts the rollout: the nodes not\n"
-       "yet done are untouched, and with --on-failure rollback the nodes\n"
-       "already confirmed return to their previous config. Progress: a live\n"
-       "table on a terminal, a line per event otherwise, -o json one JSON\n"
-       "object per event and a summary. Every step is kept in --state FILE\n"
-       "first: `rollout status` shows it and `rollout resume` finishes a\n"
-       "rollout whose rocectl died (or retries a halted one's failed nodes).\n"
-       "Exits 0 when every node confirmed, 1 when halted or rolled back.",
-       BindRollout, true},
+      {"rollout", kRolloutUsage, kRolloutSummary, BindRollout, true},
       {"counters",
        "counters [--rate] [--watch] [--all] [--device DEV] [--netdev NETDEV] [--interval DUR]",
        "RDMA counters (sysfs counters/ and hw_counters/, stable names across\n"

@@ -296,10 +296,8 @@ std::string DefaultRolloutStatePath() {
 namespace {
 
 std::string GenerationCell(const RolloutNode& n) {
-  using roced::v1::RolloutNodeState;
-  if (n.state() == roced::v1::ROLLOUT_NODE_STATE_PENDING || n.state() == roced::v1::ROLLOUT_NODE_STATE_SKIPPED) {
-    return "-";
-  }
+  // Nothing recorded before the apply: it never reached the node.
+  if (!n.has_applied_at()) return "-";
   std::string cell = absl::StrCat(n.previous_generation(), " -> ");
   absl::StrAppend(&cell, n.generation() == 0 ? "?" : absl::StrCat(n.generation()));
   if (n.reverted_generation() != 0) absl::StrAppend(&cell, " -> ", n.reverted_generation());

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -56,6 +57,31 @@ struct RolloutFlags {
   std::string state;
 };
 
+// One JSON object on one line, its keys in the order added (a Struct's
+// map would print them in any order; `event` comes first for people
+// reading the stream). Values are printed by the proto3 JSON mapping.
+class JsonLine {
+ public:
+  JsonLine& Str(absl::string_view key, const std::string& value) {
+    google::protobuf::Value v;
+    v.set_string_value(value);
+    return Add(key, v);
+  }
+  JsonLine& Num(absl::string_view key, double value) {
+    google::protobuf::Value v;
+    v.set_number_value(value);
+    return Add(key, v);
+  }
+  std::string Done() const { return absl::StrCat("{", out_, "}"); }
+
+ private:
+  JsonLine& Add(absl::string_view key, const google::protobuf::Value& value) {
+    absl::StrAppend(&out_, out_.empty() ? "" : ",", "\"", key, "\":", ToJsonLine(value));
+    return *this;
+  }
+  std::string out_;
+};
+
 // How progress is shown: a table redrawn in place on a terminal, one line
 // per event otherwise, one JSON object per event under -o json.
 enum class View { kLive, kLines, kJson };
@@ -69,14 +95,10 @@ class Progress {
   void Event(const RolloutState& state, absl::string_view kind, const RolloutNode* node, const std::string& text) {
     const std::string time = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
     if (view_ == View::kJson) {
-      google::protobuf::Struct doc;
-      auto& f = *doc.mutable_fields();
-      f["event"].set_string_value(std::string(kind));
-      f["time"].set_string_value(time);
-      f["phase"].set_string_value(PhaseName(state.phase()));
-      if (node != nullptr) AddNode(*node, &doc);
-      f["message"].set_string_value(text);
-      std::cout << ToJsonLine(doc) << "\n" << std::flush;
+      JsonLine line;
+      line.Str("event", std::string(kind)).Str("time", time).Str("phase", PhaseName(state.phase()));
+      if (node != nullptr) AddNode(*node, &line);
+      std::cout << line.Str("message", text).Done() << "\n" << std::flush;
     } else if (view_ == View::kLines) {
       std::cout << time << "  " << (node != nullptr ? node->name() + ": " : "") << text << "\n" << std::flush;
     } else {
@@ -88,38 +110,25 @@ class Progress {
   // The closing summary: -o json's last object.
   void Summary(const RolloutState& state, const std::string& path) {
     if (view_ != View::kJson) return;
-    google::protobuf::Struct doc;
-    auto& f = *doc.mutable_fields();
-    f["event"].set_string_value("summary");
-    f["phase"].set_string_value(PhaseName(state.phase()));
-    f["state_file"].set_string_value(path);
-    f["nodes"].set_number_value(state.nodes_size());
-    for (const auto& n : state.nodes()) {
-      auto& count = f[NodeStateName(n.state())];
-      count.set_number_value(count.number_value() + 1);
-    }
-    if (!state.halted_by().empty()) {
-      f["halted_by"].set_string_value(state.halted_by());
-      f["halt_reason"].set_string_value(state.halt_reason());
-    }
-    std::cout << ToJsonLine(doc) << "\n" << std::flush;
+    JsonLine line;
+    line.Str("event", "summary").Str("phase", PhaseName(state.phase())).Num("nodes", state.nodes_size());
+    std::map<std::string, int> counts;
+    for (const auto& n : state.nodes()) ++counts[NodeStateName(n.state())];
+    for (const auto& [name, count] : counts) line.Num(name, count);
+    if (!state.halted_by().empty()) line.Str("halted_by", state.halted_by()).Str("halt_reason", state.halt_reason());
+    std::cout << line.Str("state_file", path).Done() << "\n" << std::flush;
   }
 
  private:
-  static void AddNode(const RolloutNode& n, google::protobuf::Struct* doc) {
-    auto& f = *doc->mutable_fields();
-    f["node"].set_string_value(n.name());
-    f["address"].set_string_value(n.address());
-    f["batch"].set_number_value(n.batch());
-    f["state"].set_string_value(NodeStateName(n.state()));
-    f["previous_generation"].set_number_value(static_cast<double>(n.previous_generation()));
-    f["generation"].set_number_value(static_cast<double>(n.generation()));
-    if (!n.reason().empty()) f["reason"].set_string_value(n.reason());
-    if (!n.detail().empty()) f["detail"].set_string_value(n.detail());
-    if (!n.gates().empty()) f["gates"].set_string_value(GateSummary(n.gates()));
-    if (n.reverted_generation() != 0) {
-      f["reverted_generation"].set_number_value(static_cast<double>(n.reverted_generation()));
-    }
+  static void AddNode(const RolloutNode& n, JsonLine* line) {
+    line->Str("node", n.name()).Str("address", n.address()).Num("batch", n.batch());
+    line->Str("state", NodeStateName(n.state()));
+    line->Num("previous_generation", static_cast<double>(n.previous_generation()));
+    line->Num("generation", static_cast<double>(n.generation()));
+    if (!n.reason().empty()) line->Str("reason", n.reason());
+    if (!n.detail().empty()) line->Str("detail", n.detail());
+    if (!n.gates().empty()) line->Str("gates", GateSummary(n.gates()));
+    if (n.reverted_generation() != 0) line->Num("reverted_generation", static_cast<double>(n.reverted_generation()));
   }
 
   // The table and the last event, over what was drawn before (cursor up,
@@ -351,7 +360,9 @@ void Runner::Send(size_t i) {
     return Fail(i, "apply_failed",
                 absl::StrCat("the apply failed and was undone at once: ", absl::StrJoin(errors, "; ")));
   }
-  Landed(i, resp.generation(), "accepted");
+  // The config already in force (pushed the same way before) changes
+  // nothing, not even the generation: its outcome is that generation's.
+  Landed(i, resp.generation(), resp.generation() == node.previous_generation() ? "already in force" : "accepted");
 }
 
 bool Runner::AdoptIfLanded(size_t i) {
