@@ -456,9 +456,9 @@ int Runner::Halt() {
         s->set_halt_reason(why);
       },
       absl::StrCat("halted by ", who));
-  std::cerr << "rocectl: rollout halted: " << who << " failed: " << why << "\nrocectl: the " << untouched
-            << " node(s) not yet done are untouched; `rocectl rollout resume` retries the failed node(s) and "
-               "goes on\n";
+  std::cerr << "rocectl: rollout halted: " << who << " failed: " << why << "\n";
+  if (untouched > 0) std::cerr << "rocectl: the " << untouched << " node(s) not yet done are untouched\n";
+  std::cerr << "rocectl: `rocectl rollout resume` retries the failed node(s) and goes on\n";
   return kExitError;
 }
 
@@ -497,6 +497,15 @@ void Runner::Revert(size_t i) {
         i, "node_not_reverted",
         [](RolloutNode* n) { n->set_detail("cannot be returned: it had no config before the rollout (generation 0)"); },
         "cannot be returned: it had no config before the rollout (generation 0); it keeps the new one");
+  }
+  if (node.state() == roced::v1::ROLLOUT_NODE_STATE_CONFIRMED && node.generation() == node.previous_generation()) {
+    return Change(
+        i, "node_reverted",
+        [](RolloutNode* n) {
+          n->set_state(roced::v1::ROLLOUT_NODE_STATE_REVERTED);
+          n->set_detail("the config was already in force: nothing to return");
+        },
+        "the config was already in force before the rollout: nothing to return");
   }
   roced::v1::NodeState now;
   if (grpc::Status s = GetState(i, &now); !s.ok()) {

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# `rocectl rollout` end to end (issue 15): three real roced agents on the
+# fixture tree (own state directories, sockets and loopback ports, plaintext
+# gRPC), rollouts with the shortest confirm window (10 s):
+#   1. a good config under "window=10s,converged" confirms on all three;
+#   2. a probe gate naming a peer nobody answers (127.0.0.1:9) rolls the
+#      canary back by itself: the rollout halts (exit 1), the other two
+#      agents are untouched, a new rollout over the halted state is refused;
+#   3. --on-failure rollback with the failure in the second batch (its agent
+#      is stopped): the canary returns to its previous config, and every
+#      agent's desired config is the one it had before;
+#   4. rocectl killed (SIGKILL) while the second node is provisional:
+#      `rocectl rollout resume` finishes the rollout.
+# The configs change nothing on the (read-only) fixture tree: mode enforce
+# and observe with nothing to manage, which the fixture agent converges.
+# Usage: rollout_e2e.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+SRC=$2
+FIXTURE=$SRC/tests/fixtures/sysfs
+WORK=$(mktemp -d /tmp/roced-rollout-e2e.XXXXXX)
+declare -A PID PORT
+ROLLOUT_PID=
+cleanup() {
+  [ -n "$ROLLOUT_PID" ] && kill -9 "$ROLLOUT_PID" 2>/dev/null || true
+  for n in "${!PID[@]}"; do
+    [ -n "${PID[$n]}" ] && kill "${PID[$n]}" 2>/dev/null && wait "${PID[$n]}" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass=0
+fail=0
+ok() { echo "ok   - $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_agent N: agent N on its port (kept across restarts), returning once
+# it answers.
+start_agent() {
+  local n=$1 dir=$WORK/a$1
+  mkdir -p "$dir"
+  [ -f "$dir/roced.yaml" ] || cp "$SRC/deploy/examples/minimal.yaml" "$dir/roced.yaml"
+  [ -n "${PORT[$n]:-}" ] || PORT[$n]=$(free_port)
+  "$BIN/roced" --sysfs-root "$FIXTURE" --config "$dir/roced.yaml" --grpc-listen "127.0.0.1:${PORT[$n]}" --insecure \
+    --metrics-listen 127.0.0.1:0 --socket "$dir/roced.sock" --state-dir "$dir/state" 2>>"$dir/roced.log" &
+  PID[$n]=$!
+  for _ in $(seq 1 100); do
+    "$BIN/rocectl" --socket "$dir/roced.sock" --timeout 1s status >/dev/null 2>&1 && return 0
+    kill -0 "${PID[$n]}" 2>/dev/null || { cat "$dir/roced.log"; echo "FAIL - roced $n did not start"; exit 1; }
+    sleep 0.1
+  done
+  echo "FAIL - roced $n did not answer within 10 s"
+  exit 1
+}
+
+stop_agent() {
+  kill -TERM "${PID[$1]}"
+  wait "${PID[$1]}" || true
+  PID[$1]=
+}
+
+# config N: "GENERATION MODE PROVISIONAL" of agent N (over its socket).
+config() {
+  "$BIN/rocectl" --socket "$WORK/a$1/roced.sock" -o json status | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["config"]
+print(c["generation"], c["desired"].get("mode", "-"), "provisional" if c.get("confirmDeadline") else "permanent")'
+}
+# desired N: agent N's desired config as canonical JSON.
+desired() {
+  "$BIN/rocectl" --socket "$WORK/a$1/roced.sock" -o json status |
+    python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["config"]["desired"], sort_keys=True))'
+}
+rollout() { "$BIN/rocectl" --insecure --timeout 3s "$@"; }
+# phase: the state file's phase.
+phase() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' "$1"; }
+
+for n in 1 2 3; do start_agent "$n"; done
+printf '# the fleet\n127.0.0.1:%s\n127.0.0.1:%s   # second\n\n127.0.0.1:%s\n' "${PORT[1]}" "${PORT[2]}" "${PORT[3]}" \
+  >"$WORK/targets"
+printf 'apiVersion: roced/v1\nkind: NodeConfig\nmode: enforce\n' >"$WORK/enforce.yaml"
+printf 'apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n' >"$WORK/observe.yaml"
+
+# Refused before any agent is asked.
+rc=0
+out=$("$BIN/rocectl" --socket "$WORK/none.sock" apply -f "$WORK/enforce.yaml" --confirm-policy window=10s,converged \
+  --confirm-timeout 1m 2>&1) || rc=$?
+check "apply --confirm-policy with --confirm-timeout: exit 2 naming both flags" \
+  test "$rc" = 2 -a -n "$(grep -- '--confirm-policy and --confirm-timeout' <<<"$out")"
+rc=0
+out=$(rollout rollout -f "$WORK/enforce.yaml" --targets "$WORK/targets" --max-unavailable 0 2>&1) || rc=$?
+check "rollout --max-unavailable 0: exit 2 naming the flag and what is allowed" \
+  test "$rc" = 2 -a -n "$(grep -- '--max-unavailable: .0. is not N' <<<"$out")"
+
+# The agent side of confirm policies: an apply under a policy is
+# provisional. Asked of a fourth agent, so the three start alike.
+start_agent 4
+out=$("$BIN/rocectl" --socket "$WORK/a4/roced.sock" apply -f "$WORK/enforce.yaml" --confirm-policy window=10s,converged)
+stop_agent 4
+if ! grep -q "confirms it by itself" <<<"$out"; then
+  echo "SKIP: this roced does not judge confirm policies (an apply under one is not provisional)"
+  exit 77
+fi
+ok "rocectl apply --confirm-policy: the agent confirms or rolls back by itself"
+# --- 1. a good config confirms everywhere -------------------------------------
+start=$(date +%s)
+rc=0
+rollout -o json rollout -f "$WORK/enforce.yaml" --targets "$WORK/targets" --canary 1 --max-unavailable 2 \
+  --confirm-policy window=10s,converged --state "$WORK/good.json" >"$WORK/good.ndjson" 2>"$WORK/good.err" || rc=$?
+took=$(($(date +%s) - start))
+check "good config: exit 0 (took ${took} s for batches of 1 and 2 under a 10 s window)" test "$rc" = 0
+for n in 1 2 3; do
+  check "good config: agent $n at generation 2, enforce, confirmed" test "$(config $n)" = "2 MODE_ENFORCE permanent"
+done
+check "good config: one JSON object per event, each node confirmed, a summary last" python3 - "$WORK/good.ndjson" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+confirmed = [e for e in events if e["event"] == "node_confirmed"]
+assert len(confirmed) == 3 and all(e["generation"] == 2 and e["previous_generation"] == 1 for e in confirmed), confirmed
+assert sorted(e["batch"] for e in confirmed) == [0, 1, 1], confirmed
+assert [e["event"] for e in events if e["event"] == "batch_started"] == ["batch_started"] * 2
+s = events[-1]
+assert s["event"] == "summary" and s["phase"] == "done" and s["confirmed"] == 3 and s["nodes"] == 3, s
+PY
+check "good config: rollout status says done" test "$(phase "$WORK/good.json")" = ROLLOUT_PHASE_DONE
+table=$(rollout rollout status --state "$WORK/good.json")
+check "good config: rollout status table lists the three nodes confirmed" \
+  test "$(grep -c ' confirmed    1 -> 2' <<<"$table")" = 3
+
+# --- 2. a failing probe gate rolls the canary back; the rollout halts --------
+before2=$(config 2)
+before3=$(config 3)
+rc=0
+rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --max-unavailable 2 \
+  --confirm-policy "window=10s,converged,probe=127.0.0.1:9" --state "$WORK/probe.json" \
+  >"$WORK/probe.out" 2>"$WORK/probe.err" || rc=$?
+check "probe gate: exit 1" test "$rc" = 1
+check "probe gate: the error names the node and the probe gate" \
+  grep -q "rollout halted: 127.0.0.1:${PORT[1]} failed: probe" "$WORK/probe.err"
+check "probe gate: the nodes not yet done are said to be untouched" grep -q "2 node(s) not yet done are untouched" \
+  "$WORK/probe.err"
+check "probe gate: the canary returned by itself to enforce" test "$(config 1 | cut -d' ' -f2-)" = "MODE_ENFORCE permanent"
+check "probe gate: agent 2 untouched ($before2)" test "$(config 2)" = "$before2"
+check "probe gate: agent 3 untouched ($before3)" test "$(config 3)" = "$before3"
+check "probe gate: state halted" test "$(phase "$WORK/probe.json")" = ROLLOUT_PHASE_HALTED
+rc=0
+rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --state "$WORK/probe.json" >/dev/null \
+  2>"$WORK/again.err" || rc=$?
+check "a new rollout over a halted one is refused, naming rollout resume" \
+  sh -c "test $rc = 1 && grep -q 'unfinished rollout.*rollout resume' '$WORK/again.err'"
+
+# --- 3. --on-failure rollback, failing in the second batch ----------------------
+for n in 1 2 3; do desired "$n" >"$WORK/before$n"; done
+before1=$(config 1)
+stop_agent 2
+rc=0
+rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --canary 1 --max-unavailable 1 \
+  --on-failure rollback --confirm-policy window=10s,converged --state "$WORK/rollback.json" \
+  >"$WORK/rollback.out" 2>"$WORK/rollback.err" || rc=$?
+start_agent 2
+check "rollback: exit 1 naming the unreachable second node" \
+  sh -c "test $rc = 1 && grep -q 'rolled back: 127.0.0.1:${PORT[2]} failed: unreachable' '$WORK/rollback.err'"
+check "rollback: the canary confirmed first" grep -q "127.0.0.1:${PORT[1]}: confirmed generation" "$WORK/rollback.out"
+for n in 1 2 3; do
+  check "rollback: agent $n's desired config is the one it had before" \
+    test "$(desired "$n")" = "$(cat "$WORK/before$n")"
+done
+check "rollback: the canary is back at enforce two generations on, not provisional (before: $before1)" \
+  test "$(config 1)" = "$(($(cut -d' ' -f1 <<<"$before1") + 2)) MODE_ENFORCE permanent"
+check "rollback: state reverted, the canary reverted, the third node skipped" python3 - "$WORK/rollback.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["phase"] == "ROLLOUT_PHASE_REVERTED", s["phase"]
+states = [n["state"] for n in s["nodes"]]
+assert states == ["ROLLOUT_NODE_STATE_REVERTED", "ROLLOUT_NODE_STATE_FAILED", "ROLLOUT_NODE_STATE_SKIPPED"], states
+n = s["nodes"][0]
+assert int(n["revertedGeneration"]) == int(n["generation"]) + 1 == int(n["previousGeneration"]) + 2, n
+PY
+
+# --- 4. rocectl killed mid-rollout; resume finishes it ------------------------------
+rollout -o json rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --canary 1 --max-unavailable 1 \
+  --confirm-policy window=10s,converged --state "$WORK/kill.json" >"$WORK/kill.ndjson" 2>"$WORK/kill.err" &
+ROLLOUT_PID=$!
+# Until the second node is provisional (its node_waiting event), at most 40 s.
+for _ in $(seq 1 400); do
+  grep -q "\"event\":\"node_waiting\",.*\"node\":\"127.0.0.1:${PORT[2]}\"" "$WORK/kill.ndjson" && break
+  sleep 0.1
+done
+kill -9 "$ROLLOUT_PID" 2>/dev/null || true
+wait "$ROLLOUT_PID" 2>/dev/null || true
+ROLLOUT_PID=
+check "kill -9: killed while the second node waited (state running)" python3 - "$WORK/kill.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["phase"] == "ROLLOUT_PHASE_RUNNING", s["phase"]
+states = [n["state"] for n in s["nodes"]]
+assert states == ["ROLLOUT_NODE_STATE_CONFIRMED", "ROLLOUT_NODE_STATE_WAITING", "ROLLOUT_NODE_STATE_PENDING"], states
+PY
+check "kill -9: agent 2 is provisional" test "$(config 2 | cut -d' ' -f3)" = provisional
+rc=0
+rollout rollout resume --state "$WORK/kill.json" >"$WORK/resume.out" 2>"$WORK/resume.err" || rc=$?
+check "resume: exit 0" test "$rc" = 0
+check "resume: state done" test "$(phase "$WORK/kill.json")" = ROLLOUT_PHASE_DONE
+for n in 1 2 3; do
+  check "resume: agent $n observe and confirmed" test "$(config "$n" | cut -d' ' -f2-)" = "MODE_OBSERVE permanent"
+done
+rc=0
+rollout rollout resume --state "$WORK/kill.json" >/dev/null 2>"$WORK/resume2.err" || rc=$?
+check "resume of a finished rollout: nothing to do, exit 0" \
+  sh -c "test $rc = 0 && grep -q 'nothing to resume' '$WORK/resume2.err'"
+
+echo
+echo "rollout_e2e: $pass passed, $fail failed"
+if [ "$fail" -ne 0 ]; then
+  for f in "$WORK"/*.err "$WORK"/*.out; do echo "--- $f"; cat "$f"; done
+  for n in 1 2 3; do echo "--- roced $n log"; tail -20 "$WORK/a$n/roced.log"; done
+  exit 1
+fi
