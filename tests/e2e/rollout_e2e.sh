@@ -182,8 +182,11 @@ assert int(n["revertedGeneration"]) == int(n["generation"]) + 1 == int(n["previo
 PY
 
 # --- 4. rocectl killed mid-rollout; resume finishes it ------------------------------
-rollout -o json rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --canary 1 --max-unavailable 1 \
-  --confirm-policy window=10s,converged --state "$WORK/kill.json" >"$WORK/kill.ndjson" 2>"$WORK/kill.err" &
+# rocectl itself in the background (not the rollout function, whose $! is
+# a subshell: killing that leaves rocectl running, holding the state's lock).
+"$BIN/rocectl" --insecure --timeout 3s -o json rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" \
+  --canary 1 --max-unavailable 1 --confirm-policy window=10s,converged --state "$WORK/kill.json" \
+  >"$WORK/kill.ndjson" 2>"$WORK/kill.err" &
 ROLLOUT_PID=$!
 # Until the second node is provisional (its node_waiting event), at most 40 s.
 for _ in $(seq 1 400); do
