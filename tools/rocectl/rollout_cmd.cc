@@ -11,6 +11,7 @@
 // `rollout resume` can tell, with one GetState, whether the call landed.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/struct.pb.h"
 #include "model/validate.h"
@@ -132,12 +134,20 @@ class Progress {
   }
 
   // The table and the last event, over what was drawn before (cursor up,
-  // clear to the end of the screen).
+  // clear to the end of the screen). Each line is cut to the terminal's
+  // width: a wrapped line would take rows the cursor-up does not count.
   void Redraw(const RolloutState& state) {
-    const std::string text = absl::StrCat(RolloutTable(state), "\n", last_, "\n");
+    struct winsize ws {};
+    const size_t width = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 159;
+    std::string text;
+    size_t lines = 0;
+    for (absl::string_view line : absl::StrSplit(absl::StrCat(RolloutTable(state), "\n", last_), '\n')) {
+      absl::StrAppend(&text, line.substr(0, width), "\n");
+      ++lines;
+    }
     if (drawn_ > 0) std::cout << "\033[" << drawn_ << "A\033[J";
     std::cout << text << std::flush;
-    drawn_ = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    drawn_ = lines;
   }
 
   const View view_;
