@@ -661,8 +661,11 @@ bool Targets(const RolloutFlags& flags, std::vector<RolloutTarget>* out) {
   const bool has_port = flags.dns.find(':') != std::string::npos;
   auto dns = util::ParseNamePort(
       "--dns", has_port ? flags.dns : absl::StrCat(flags.dns, ":", kDefaultAgentPort));
-  absl::StatusOr<std::vector<std::string>> addresses =
-      dns.ok() ? util::ResolveAll(dns->first, dns->second) : absl::StatusOr<std::vector<std::string>>(dns.status());
+  if (!dns.ok()) {
+    std::cerr << "rocectl: " << dns.status().message() << "\n";  // names --dns
+    return false;
+  }
+  absl::StatusOr<std::vector<std::string>> addresses = util::ResolveAll(dns->first, dns->second);
   if (!addresses.ok()) {
     std::cerr << "rocectl: --dns: " << addresses.status().message() << "\n";
     return false;
