@@ -9,8 +9,9 @@
 #   3. --on-failure rollback with the failure in the second batch (its agent
 #      is stopped): the canary returns to its previous config, and every
 #      agent's desired config is the one it had before;
-#   4. rocectl killed (SIGKILL) while the second node is provisional:
-#      `rocectl rollout resume` finishes the rollout.
+#   4. rocectl killed (SIGKILL) while the second batch is under way (its
+#      first node provisional): `rocectl rollout resume` finishes the
+#      rollout.
 # The configs change nothing on the (read-only) fixture tree: mode enforce
 # and observe with nothing to manage, which the fixture agent converges.
 # Usage: rollout_e2e.sh BIN_DIR SOURCE_DIR
@@ -185,7 +186,7 @@ PY
 # rocectl itself in the background (not the rollout function, whose $! is
 # a subshell: killing that leaves rocectl running, holding the state's lock).
 "$BIN/rocectl" --insecure --timeout 3s -o json rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" \
-  --canary 1 --max-unavailable 1 --confirm-policy window=10s,converged --state "$WORK/kill.json" \
+  --canary 1 --max-unavailable 2 --confirm-policy window=10s,converged --state "$WORK/kill.json" \
   >"$WORK/kill.ndjson" 2>"$WORK/kill.err" &
 ROLLOUT_PID=$!
 # Until the second node is provisional (its node_waiting event), at most 40 s.
@@ -196,12 +197,13 @@ done
 kill -9 "$ROLLOUT_PID" 2>/dev/null || true
 wait "$ROLLOUT_PID" 2>/dev/null || true
 ROLLOUT_PID=
+# The third node, in the same batch, may be anywhere short of an outcome.
 check "kill -9: killed while the second node waited (state running)" python3 - "$WORK/kill.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["phase"] == "ROLLOUT_PHASE_RUNNING", s["phase"]
-states = [n["state"] for n in s["nodes"]]
-assert states == ["ROLLOUT_NODE_STATE_CONFIRMED", "ROLLOUT_NODE_STATE_WAITING", "ROLLOUT_NODE_STATE_PENDING"], states
+states = [n["state"].replace("ROLLOUT_NODE_STATE_", "") for n in s["nodes"]]
+assert states[:2] == ["CONFIRMED", "WAITING"] and states[2] in ("PENDING", "APPLYING", "WAITING"), states
 PY
 check "kill -9: agent 2 is provisional" test "$(config 2 | cut -d' ' -f3)" = provisional
 rc=0
