@@ -242,6 +242,20 @@ absl::StatusOr<roced::agent::MeshRuntimeOptions> MeshOptionsFrom(const roced::ag
   return o;
 }
 
+// The mesh options (validated before anything started) completed from the
+// node: the mesh's UD ports need verbs, so it runs on the live kernel only.
+void FinishMeshOptions(const roced::agent::NodeBackends& node, const roced::agent::Flags& flags,
+                       prometheus::Registry* registry, std::shared_ptr<grpc::ChannelCredentials> peer_credentials,
+                       roced::agent::MeshRuntimeOptions* o) {
+  if (!node.live()) {
+    o->inventory_path.clear();
+    o->dns_name.clear();
+  }
+  o->registry = registry;
+  o->procfs_root = flags.procfs_root;
+  o->peer_credentials = std::move(peer_credentials);
+}
+
 int Run(int argc, char** argv) {
   roced::agent::Flags flags;
   roced::util::ArgParser parser;
@@ -280,15 +294,7 @@ int Run(int argc, char** argv) {
 
   std::unique_ptr<roced::agent::LldpRuntime> lldp = StartLldp(node, &agent);
 
-  // The fleet mesh (validated before anything started): its UD ports
-  // need verbs, so only on the live kernel.
-  if (!node.live()) {
-    mesh_options->inventory_path.clear();
-    mesh_options->dns_name.clear();
-  }
-  mesh_options->registry = registry.get();
-  mesh_options->procfs_root = flags.procfs_root;
-  mesh_options->peer_credentials = probe_options.peer_credentials;
+  FinishMeshOptions(node, flags, registry.get(), probe_options.peer_credentials, &*mesh_options);
   roced::agent::MeshRuntime mesh(&agent, lldp.get(), *mesh_options);
   mesh.Start();
 
