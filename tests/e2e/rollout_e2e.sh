@@ -77,8 +77,12 @@ desired() {
     python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["config"]["desired"], sort_keys=True))'
 }
 rollout() { "$BIN/rocectl" --insecure --timeout 3s "$@"; }
-# phase: the state file's phase.
-phase() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' "$1"; }
+# status FILE: the rollout as `rollout status -o json` reads it (the
+# snapshot FILE with FILE.journal replayed over it), written to FILE.status;
+# prints that file's name.
+status() { "$BIN/rocectl" -o json rollout status --state "$1" >"$1.status" && echo "$1.status"; }
+# phase FILE: the rollout's phase.
+phase() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' "$(status "$1")"; }
 
 for n in 1 2 3; do start_agent "$n"; done
 printf '# the fleet\n127.0.0.1:%s\n127.0.0.1:%s   # second\n\n127.0.0.1:%s\n' "${PORT[1]}" "${PORT[2]}" "${PORT[3]}" \
@@ -172,7 +176,7 @@ for n in 1 2 3; do
 done
 check "rollback: the canary is back at enforce two generations on, not provisional (before: $before1)" \
   test "$(config 1)" = "$(($(cut -d' ' -f1 <<<"$before1") + 2)) MODE_ENFORCE permanent"
-check "rollback: state reverted, the canary reverted, the third node skipped" python3 - "$WORK/rollback.json" <<'PY'
+check "rollback: state reverted, the canary reverted, the third node skipped" python3 - "$(status "$WORK/rollback.json")" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["phase"] == "ROLLOUT_PHASE_REVERTED", s["phase"]
@@ -198,12 +202,23 @@ kill -9 "$ROLLOUT_PID" 2>/dev/null || true
 wait "$ROLLOUT_PID" 2>/dev/null || true
 ROLLOUT_PID=
 # The third node, in the same batch, may be anywhere short of an outcome.
-check "kill -9: killed while the second node waited (state running)" python3 - "$WORK/kill.json" <<'PY'
+check "kill -9: killed while the second node waited (state running)" python3 - "$(status "$WORK/kill.json")" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["phase"] == "ROLLOUT_PHASE_RUNNING", s["phase"]
 states = [n["state"].replace("ROLLOUT_NODE_STATE_", "") for n in s["nodes"]]
 assert states[:2] == ["CONFIRMED", "WAITING"] and states[2] in ("PENDING", "APPLYING", "WAITING"), states
+PY
+# The snapshot alone is the one written at the start: every step since is a
+# line of the journal (a three-node rollout never outgrows 64 KiB of it).
+check "kill -9: the steps are in the journal, the snapshot is the first one" python3 - "$WORK/kill.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert all(n["state"] == "ROLLOUT_NODE_STATE_PENDING" for n in s["nodes"]), s["nodes"]
+lines = open(sys.argv[1] + ".journal").read().splitlines()
+# canary: applying, waiting, confirmed (gates maybe); second node: applying, waiting
+assert len(lines) >= 5, lines
+assert all(json.loads(l)["seq"] for l in lines[:-1])
 PY
 check "kill -9: agent 2 is provisional" test "$(config 2 | cut -d' ' -f3)" = provisional
 rc=0

@@ -1,14 +1,19 @@
 // rocectl rollout's pure parts (tools/rocectl/rollout.h): the batch plan and
 // its flags' errors, the targets file, the outcome of a generation read
 // from a ConfigStatus, the resume decisions for a node caught mid-step, and
-// the state file's round trip.
+// the state file: its snapshot and journal, what a kill at any point leaves
+// and what a whole rollout writes.
 #include "tools/rocectl/rollout.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "model/confirm_policy.h"
 #include "util/fs.h"
@@ -240,6 +245,272 @@ TEST(RolloutStateFile, RoundTripsAndNamesWhatIsWrong) {
   auto bad = LoadRolloutState(path);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("not a rollout state file"));
+  std::filesystem::remove_all(dir);
+}
+
+// A scratch directory of its own for each test.
+std::string ScratchDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/rollout_journal_test_" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string ReadAll(const std::string& path) {
+  absl::StatusOr<std::string> text = util::ReadFile(path);
+  return text.ok() ? *text : std::string();
+}
+
+void WriteAll(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// The snapshot alone, without its journal.
+roced::v1::RolloutState SnapshotOnly(const std::string& path) {
+  roced::v1::RolloutState state;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadAll(path), &state).ok());
+  return state;
+}
+
+roced::v1::RolloutState ThreeNodes() {
+  roced::v1::RolloutState state =
+      NewRolloutState({{"n1", "127.0.0.1:1"}, {"n2", "127.0.0.1:2"}, {"n3", "127.0.0.1:3"}}, {1, 2});
+  state.set_config_path("good.yaml");
+  *state.mutable_config() = ConfigWithMode(roced::v1::MODE_ENFORCE);
+  return state;
+}
+
+void Applying(roced::v1::RolloutState* state, int i, uint64_t previous) {
+  auto* n = state->mutable_nodes(i);
+  n->set_state(roced::v1::ROLLOUT_NODE_STATE_APPLYING);
+  n->set_previous_generation(previous);
+  *n->mutable_previous_config() = ConfigWithMode(roced::v1::MODE_OBSERVE);
+  n->mutable_applied_at()->set_seconds(1000 + i);
+}
+
+void ExpectLoads(const std::string& path, const roced::v1::RolloutState& want) {
+  auto loaded = LoadRolloutState(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, want))
+      << "loaded:\n" << loaded->DebugString() << "want:\n" << want.DebugString();
+}
+
+TEST(RolloutJournal, SnapshotAndJournalRoundTrip) {
+  const std::string dir = ScratchDir("round_trip");
+  const std::string path = dir + "/rollout.json";
+  roced::v1::RolloutState state = ThreeNodes();
+  RolloutStateWriter writer(path);
+  ASSERT_TRUE(writer.Start(&state).ok());
+  Applying(&state, 0, 7);
+  ASSERT_TRUE(writer.Record(&state, 0, /*durable=*/true).ok());
+  state.mutable_nodes(0)->set_state(roced::v1::ROLLOUT_NODE_STATE_WAITING);
+  state.mutable_nodes(0)->set_generation(8);
+  state.mutable_updated_at()->set_seconds(2000);
+  ASSERT_TRUE(writer.Record(&state, 0, false).ok());
+  EXPECT_EQ(state.journal_seq(), 2u);
+  ExpectLoads(path, state);
+  // The snapshot is still the first one; the two steps are lines.
+  EXPECT_EQ(SnapshotOnly(path).nodes(0).state(), roced::v1::ROLLOUT_NODE_STATE_PENDING);
+  const std::string journal = ReadAll(RolloutJournalPath(path));
+  EXPECT_EQ(std::count(journal.begin(), journal.end(), '\n'), 2);
+  EXPECT_EQ(writer.bytes_written(), writer.snapshot_bytes() + journal.size());
+  // A phase change is a snapshot: the journal is emptied.
+  state.set_phase(roced::v1::ROLLOUT_PHASE_HALTED);
+  ASSERT_TRUE(writer.Snapshot(&state).ok());
+  EXPECT_EQ(ReadAll(RolloutJournalPath(path)), "");
+  EXPECT_EQ(SnapshotOnly(path).journal_seq(), 2u);
+  ExpectLoads(path, state);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RolloutJournal, RecordsReplayInOrderTheLastOneWinning) {
+  roced::v1::RolloutState state = ThreeNodes();
+  roced::v1::RolloutState snapshot = state;
+  std::string journal;
+  uint64_t seq = 0;
+  const auto record = [&](int i) {
+    roced::v1::RolloutRecord r;
+    r.set_seq(++seq);
+    r.set_index(static_cast<uint32_t>(i));
+    *r.mutable_node() = state.nodes(i);
+    std::string line;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(r, &line).ok());
+    journal += line + "\n";
+  };
+  Applying(&state, 1, 3);
+  record(1);
+  Applying(&state, 2, 4);
+  record(2);
+  state.mutable_nodes(1)->set_state(roced::v1::ROLLOUT_NODE_STATE_WAITING);
+  record(1);
+  state.mutable_nodes(1)->set_state(roced::v1::ROLLOUT_NODE_STATE_CONFIRMED);
+  record(1);
+  ASSERT_TRUE(ReplayRolloutJournal(journal, &snapshot).ok());
+  state.set_journal_seq(4);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(snapshot, state));
+  EXPECT_EQ(snapshot.nodes(1).state(), roced::v1::ROLLOUT_NODE_STATE_CONFIRMED);
+  EXPECT_EQ(snapshot.nodes(2).previous_generation(), 4u);
+}
+
+TEST(RolloutJournal, TornLastLineIsIgnored) {
+  const std::string dir = ScratchDir("torn");
+  const std::string path = dir + "/rollout.json";
+  roced::v1::RolloutState state = ThreeNodes();
+  RolloutStateWriter writer(path);
+  ASSERT_TRUE(writer.Start(&state).ok());
+  Applying(&state, 0, 7);
+  ASSERT_TRUE(writer.Record(&state, 0, true).ok());
+  const roced::v1::RolloutState before = state;
+  const std::string whole = ReadAll(RolloutJournalPath(path));
+  Applying(&state, 1, 9);
+  ASSERT_TRUE(writer.Record(&state, 1, true).ok());
+  const std::string longer = ReadAll(RolloutJournalPath(path));
+  // Killed anywhere inside the second record's write(): every prefix
+  // short of its newline reads as the state before it.
+  for (size_t cut = whole.size(); cut < longer.size(); cut += 7) {
+    SCOPED_TRACE(cut);
+    WriteAll(RolloutJournalPath(path), longer.substr(0, cut));
+    ExpectLoads(path, before);
+  }
+  WriteAll(RolloutJournalPath(path), longer.substr(0, longer.size() - 1));  // all but the newline
+  ExpectLoads(path, before);
+  WriteAll(RolloutJournalPath(path), longer);
+  ExpectLoads(path, state);
+  // A bad line with a line after it is not a torn write: named.
+  WriteAll(RolloutJournalPath(path), "{\"seq\": \n" + longer);
+  auto bad = LoadRolloutState(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("rollout.json.journal: line 1: not a rollout record"));
+  std::filesystem::remove_all(dir);
+}
+
+// The crash between a snapshot's rename and its journal's emptying: the
+// old records are left beside a snapshot that already holds them, and one
+// that changed a node past them (a retry's reset).
+TEST(RolloutJournal, StaleRecordsNeitherLoseNorRegress) {
+  const std::string dir = ScratchDir("stale");
+  const std::string path = dir + "/rollout.json";
+  roced::v1::RolloutState state = ThreeNodes();
+  RolloutStateWriter writer(path);
+  ASSERT_TRUE(writer.Start(&state).ok());
+  Applying(&state, 0, 7);
+  ASSERT_TRUE(writer.Record(&state, 0, true).ok());
+  auto* n = state.mutable_nodes(0);
+  n->set_state(roced::v1::ROLLOUT_NODE_STATE_ROLLED_BACK);
+  n->set_generation(8);
+  n->set_reason("probe");
+  ASSERT_TRUE(writer.Record(&state, 0, false).ok());
+  Applying(&state, 1, 2);
+  ASSERT_TRUE(writer.Record(&state, 1, true).ok());
+  const std::string old_journal = ReadAll(RolloutJournalPath(path));
+  // Resume: the halted rollout's failed node is reset, a snapshot written...
+  state.set_phase(roced::v1::ROLLOUT_PHASE_HALTED);
+  EXPECT_EQ(ResetFailedForRetry(&state), 1);
+  ASSERT_TRUE(writer.Snapshot(&state).ok());
+  // ... and rocectl dies before the journal is emptied.
+  WriteAll(RolloutJournalPath(path), old_journal);
+  auto loaded = LoadRolloutState(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->nodes(0).state(), roced::v1::ROLLOUT_NODE_STATE_PENDING);   // not regressed
+  EXPECT_EQ(loaded->nodes(1).state(), roced::v1::ROLLOUT_NODE_STATE_APPLYING);  // not lost
+  EXPECT_EQ(loaded->nodes(1).previous_generation(), 2u);
+  ExpectLoads(path, state);
+  // The next rocectl folds that into a snapshot and goes on numbering.
+  RolloutStateWriter next(path);
+  ASSERT_TRUE(next.Snapshot(&*loaded).ok());
+  EXPECT_EQ(ReadAll(RolloutJournalPath(path)), "");
+  loaded->mutable_nodes(2)->set_state(roced::v1::ROLLOUT_NODE_STATE_APPLYING);
+  ASSERT_TRUE(next.Record(&*loaded, 2, true).ok());
+  EXPECT_EQ(loaded->journal_seq(), 4u);
+  ExpectLoads(path, *loaded);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RolloutJournal, GapsAndForeignRecordsAreNamed) {
+  roced::v1::RolloutState state = ThreeNodes();
+  state.set_journal_seq(5);
+  const auto line = [&](uint64_t seq, uint32_t index, const std::string& address) {
+    roced::v1::RolloutRecord r;
+    r.set_seq(seq);
+    r.set_index(index);
+    r.mutable_node()->set_address(address);
+    std::string json;
+    EXPECT_TRUE(google::protobuf::util::MessageToJsonString(r, &json).ok());
+    return json + "\n";
+  };
+  roced::v1::RolloutState copy = state;
+  // A snapshot written between the two reads: the records jump past it.
+  absl::Status gap = ReplayRolloutJournal(line(8, 0, "127.0.0.1:1"), &copy);
+  EXPECT_TRUE(absl::IsAborted(gap)) << gap;
+  EXPECT_THAT(gap.message(), HasSubstr("record 8 where 6 was due"));
+  copy = state;
+  absl::Status foreign = ReplayRolloutJournal(line(6, 1, "10.9.9.9:1"), &copy);
+  EXPECT_TRUE(absl::IsInvalidArgument(foreign)) << foreign;
+  EXPECT_THAT(foreign.message(), HasSubstr("not this rollout's"));
+  copy = state;
+  EXPECT_TRUE(absl::IsInvalidArgument(ReplayRolloutJournal(line(6, 3, "127.0.0.1:4"), &copy)));
+  // Records at or below the snapshot's number are skipped.
+  copy = state;
+  ASSERT_TRUE(ReplayRolloutJournal(line(4, 0, "127.0.0.1:1") + line(6, 0, "127.0.0.1:1"), &copy).ok());
+  EXPECT_EQ(copy.journal_seq(), 6u);
+}
+
+TEST(RolloutJournal, ANewRolloutDropsAnOlderJournal) {
+  const std::string dir = ScratchDir("new");
+  const std::string path = dir + "/rollout.json";
+  roced::v1::RolloutState old = ThreeNodes();
+  RolloutStateWriter writer(path);
+  ASSERT_TRUE(writer.Start(&old).ok());
+  Applying(&old, 0, 7);
+  ASSERT_TRUE(writer.Record(&old, 0, true).ok());
+  // The state file removed by hand, its journal left: a new rollout of the
+  // same targets must not read the old one's records.
+  std::filesystem::remove(path);
+  roced::v1::RolloutState fresh = ThreeNodes();
+  RolloutStateWriter again(path);
+  ASSERT_TRUE(again.Start(&fresh).ok());
+  ExpectLoads(path, fresh);
+  EXPECT_EQ(ReadAll(RolloutJournalPath(path)), "");
+  std::filesystem::remove_all(dir);
+}
+
+// A whole rollout's steps as the Runner records them: per batch, each node
+// applying (durable), waiting, its gates, confirmed; a snapshot at the end.
+uint64_t RolloutBytes(const std::string& path, size_t nodes, uint32_t max_unavailable) {
+  std::vector<RolloutTarget> targets;
+  for (size_t i = 0; i < nodes; ++i) targets.push_back({absl::StrCat("node", i), absl::StrCat("10.0.0.1:", i + 1)});
+  auto plan = PlanBatches(nodes, 1, max_unavailable);
+  EXPECT_TRUE(plan.ok());
+  roced::v1::RolloutState state = NewRolloutState(targets, *plan);
+  RolloutStateWriter writer(path);
+  EXPECT_TRUE(writer.Start(&state).ok());
+  for (int i = 0; i < state.nodes_size(); ++i) {
+    Applying(&state, i, 3);
+    EXPECT_TRUE(writer.Record(&state, i, false).ok());
+    state.mutable_nodes(i)->set_state(roced::v1::ROLLOUT_NODE_STATE_WAITING);
+    state.mutable_nodes(i)->set_generation(4);
+    EXPECT_TRUE(writer.Record(&state, i, false).ok());
+    state.mutable_nodes(i)->add_gates()->set_gate("converged");
+    EXPECT_TRUE(writer.Record(&state, i, false).ok());
+    state.mutable_nodes(i)->set_state(roced::v1::ROLLOUT_NODE_STATE_CONFIRMED);
+    EXPECT_TRUE(writer.Record(&state, i, false).ok());
+    // The journal never holds more than a state's worth (and a line).
+    EXPECT_LE(writer.journal_bytes(), std::max(writer.snapshot_bytes(), RolloutStateWriter::kMinJournalBytes) + 4096);
+  }
+  state.set_phase(roced::v1::ROLLOUT_PHASE_DONE);
+  EXPECT_TRUE(writer.Snapshot(&state).ok());
+  ExpectLoads(path, state);
+  return writer.bytes_written();
+}
+
+TEST(RolloutJournal, AWholeRolloutWritesLinearlyInItsNodes) {
+  const std::string dir = ScratchDir("linear");
+  const uint64_t small = RolloutBytes(dir + "/small.json", 250, 1);
+  const uint64_t large = RolloutBytes(dir + "/large.json", 1000, 1);
+  // Four times the nodes: about four times the bytes (rewriting the whole
+  // state after every step wrote sixteen times).
+  EXPECT_LT(large, small * 5) << small << " " << large;
   std::filesystem::remove_all(dir);
 }
 

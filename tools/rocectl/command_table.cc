@@ -27,9 +27,10 @@ constexpr char kRolloutSummary[] =
     "already confirmed return to their previous config. Progress: a live\n"
     "table on a terminal, a line per event otherwise, -o json one JSON\n"
     "object per event and a summary. Every step is kept in --state FILE\n"
-    "first: `rollout status` shows it and `rollout resume` finishes a\n"
-    "rollout whose rocectl died (or retries a halted one's failed nodes).\n"
-    "Exits 0 when every node confirmed, 1 when halted or rolled back.";
+    "(a snapshot, and FILE.journal a line per step) first: `rollout\n"
+    "status` shows it and `rollout resume` finishes a rollout whose\n"
+    "rocectl died (or retries a halted one's failed nodes). Exits 0 when\n"
+    "every node confirmed, 1 when halted or rolled back.";
 
 }  // namespace
 

@@ -1,14 +1,20 @@
 // `rocectl rollout`: one config across the fleet, batch by batch, each node
 // judged by the agent under a confirm policy (issue 15). The plan, the
 // outcomes and the resume decisions are tools/rocectl/rollout.h's; this
-// file makes the calls, keeps the state file current after every change
-// and shows the progress.
+// file makes the calls, records every change in the state file's journal
+// (RolloutStateWriter) and shows the progress.
 //
 // Crash safety rests on the order of writes: a node is recorded as
-// "applying" with its previous generation and config before ApplyConfig is
-// sent, and as "waiting" with the new generation once the answer is back,
-// so a rocectl killed between any two steps leaves a state file from which
-// `rollout resume` can tell, with one GetState, whether the call landed.
+// "applying" with its previous generation and config (fdatasync'd) before
+// ApplyConfig is sent, and as "waiting" with the new generation once the
+// answer is back, so a rocectl killed between any two steps leaves a state
+// from which `rollout resume` can tell, with one GetState, whether the call
+// landed.
+//
+// Threads: at most kMaxDrivers at once. A batch's nodes are applied by
+// that many, then every node waiting for its outcome is polled by one loop
+// (each round at most kMaxDrivers calls at once, a round a second), so a
+// batch of any size waits one window, not one per kMaxDrivers nodes.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -47,6 +53,9 @@ using roced::v1::RolloutState;
 constexpr uint16_t kDefaultAgentPort = 7471;
 // How often a waiting node's GetState is asked.
 constexpr absl::Duration kPollInterval = absl::Seconds(1);
+// The most nodes driven (applied, polled, reverted) at once, each on its
+// own thread with its own call in flight.
+constexpr size_t kMaxDrivers = 128;
 
 struct RolloutFlags {
   std::string file;
@@ -155,12 +164,12 @@ class Progress {
   size_t drawn_ = 0;
 };
 
-// The rollout as it runs: the state (under mu_, saved after every change),
-// one channel per node, the calls.
+// The rollout as it runs: the state (under mu_, recorded after every
+// change), one channel per node, the calls.
 class Runner {
  public:
-  Runner(const CommandContext& ctx, std::string path, RolloutState state, Progress* progress)
-      : ctx_(ctx), path_(std::move(path)), state_(std::move(state)), progress_(progress) {
+  Runner(const CommandContext& ctx, RolloutStateWriter* writer, RolloutState state, Progress* progress)
+      : ctx_(ctx), writer_(writer), state_(std::move(state)), progress_(progress) {
     config_ = state_.config();
     policy_ = state_.confirm_policy();
     sent_config_ = config_;
@@ -184,9 +193,12 @@ class Runner {
         if (!failed || n.state() != roced::v1::ROLLOUT_NODE_STATE_PENDING) todo.push_back(static_cast<size_t>(i));
       }
       if (!todo.empty()) {
-        ChangeRollout("batch_started", [](RolloutState*) {},
-                      absl::StrCat("batch ", b, (b == 0 ? " (canary)" : ""), ": ", todo.size(), " node(s)"));
-        ForEach(todo, todo.size(), [this](size_t i) { Drive(i); });
+        Announce("batch_started",
+                 absl::StrCat("batch ", b, (b == 0 ? " (canary)" : ""), ": ", todo.size(), " node(s)"));
+        // Each node to its "waiting" (or an end), then all of them to
+        // their outcomes.
+        ForEach(todo, kMaxDrivers, [this](size_t i) { Drive(i); });
+        WaitAll(todo);
       }
       // The whole batch has its outcomes before the rollout halts: nodes
       // already provisional end one way or the other by themselves.
@@ -202,26 +214,37 @@ class Runner {
   const RolloutState& state() const { return state_; }
 
  private:
-  // Under the lock: `change` to node i, saved, shown as `event`.
+  // Under the lock: `change` to node i, recorded in the journal, shown as
+  // `event`. `durable`: on disk (fdatasync) before this returns, for the
+  // steps a call follows ("applying", "reverting"); the others survive a
+  // killed rocectl as they are and, lost with the machine, are found again
+  // by resume's GetState.
   void Change(size_t i, absl::string_view event, const std::function<void(RolloutNode*)>& change,
-              const std::string& text) {
+              const std::string& text, bool durable = false) {
     std::lock_guard<std::mutex> lock(mu_);
     change(state_.mutable_nodes(static_cast<int>(i)));
-    SaveLocked();
+    *state_.mutable_updated_at() = util::ToProto(absl::Now());
+    Saved(writer_->Record(&state_, static_cast<int>(i), durable));
     progress_->Event(state_, event, &state_.nodes(static_cast<int>(i)), text);
   }
 
+  // A change to the rollout as a whole (its phase): a snapshot.
   void ChangeRollout(absl::string_view event, const std::function<void(RolloutState*)>& change,
                      const std::string& text) {
     std::lock_guard<std::mutex> lock(mu_);
     change(&state_);
-    SaveLocked();
+    *state_.mutable_updated_at() = util::ToProto(absl::Now());
+    Saved(writer_->Snapshot(&state_));
     progress_->Event(state_, event, nullptr, text);
   }
 
-  void SaveLocked() {
-    *state_.mutable_updated_at() = util::ToProto(absl::Now());
-    absl::Status s = SaveRolloutState(path_, state_);
+  // An event that changes no state: shown, not recorded.
+  void Announce(absl::string_view event, const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    progress_->Event(state_, event, nullptr, text);
+  }
+
+  void Saved(const absl::Status& s) {
     if (!s.ok() && s.ToString() != save_error_) {
       save_error_ = s.ToString();
       std::cerr << "rocectl: rollout state not saved (resume would not know the latest step): " << s.message()
@@ -274,10 +297,20 @@ class Runner {
     for (std::thread& t : threads) t.join();
   }
 
+  // A node waiting for its outcome: when to give up, what was last seen.
+  struct Waiter {
+    size_t node = 0;
+    uint64_t generation = 0;
+    absl::Time deadline;
+    std::string gates;
+    std::string last_error;
+  };
+
   void Drive(size_t i);
   void Send(size_t i);
   bool AdoptIfLanded(size_t i);
-  void Wait(size_t i);
+  void WaitAll(const std::vector<size_t>& nodes);
+  bool Poll(Waiter* w);
   int Halt();
   int RevertAll();
   void Revert(size_t i);
@@ -285,7 +318,7 @@ class Runner {
   void Landed(size_t i, uint64_t generation, const std::string& how);
 
   const CommandContext& ctx_;
-  const std::string path_;
+  RolloutStateWriter* const writer_;  // under mu_
   std::mutex mu_;
   RolloutState state_;
   Progress* const progress_;
@@ -298,10 +331,10 @@ class Runner {
   std::string save_error_;
 };
 
-// A node from wherever it stands to an outcome.
+// A node from wherever it stands to "waiting" (WaitAll takes it from
+// there) or an end.
 void Runner::Drive(size_t i) {
   const RolloutNode node = Snapshot(i);
-  if (node.state() == roced::v1::ROLLOUT_NODE_STATE_WAITING) return Wait(i);
   if (node.state() != roced::v1::ROLLOUT_NODE_STATE_PENDING &&
       node.state() != roced::v1::ROLLOUT_NODE_STATE_APPLYING) {
     return;
@@ -319,7 +352,7 @@ void Runner::Drive(size_t i) {
           *n->mutable_previous_config() = now.config().desired();
           *n->mutable_applied_at() = util::ToProto(absl::Now());
         },
-        absl::StrCat("applying over generation ", now.config().generation()));
+        absl::StrCat("applying over generation ", now.config().generation()), /*durable=*/true);
     return Send(i);
   }
   // Recorded as applying by a rocectl that died: did its call land?
@@ -337,7 +370,6 @@ void Runner::Landed(size_t i, uint64_t generation, const std::string& how) {
         n->set_generation(generation);
       },
       absl::StrCat(how, " as generation ", generation, "; the agent judges the gates"));
-  Wait(i);
 }
 
 void Runner::Send(size_t i) {
@@ -384,54 +416,79 @@ bool Runner::AdoptIfLanded(size_t i) {
   return true;
 }
 
-// Until the node confirms or rolls back generation G by itself, or the
-// window and kOutcomeGrace have passed since the apply.
-void Runner::Wait(size_t i) {
-  const RolloutNode node = Snapshot(i);
-  const absl::Time deadline = util::FromProto(node.applied_at()) + window_ + kOutcomeGrace;
-  std::string gates = GateSummary(node.gates());
-  std::string last_error;
-  for (;;) {
-    roced::v1::NodeState now;
-    if (grpc::Status s = GetState(i, &now); !s.ok()) {
-      last_error = Describe(s, i);
-    } else {
-      const Classified c = ClassifyOutcome(now.config(), node.generation());
-      if (c.outcome == Outcome::kConfirmed) {
-        return Change(
-            i, "node_confirmed",
-            [&](RolloutNode* n) {
-              n->set_state(roced::v1::ROLLOUT_NODE_STATE_CONFIRMED);
-              *n->mutable_gates() = now.config().gates();
-              *n->mutable_finished_at() = util::ToProto(absl::Now());
-            },
-            absl::StrCat("confirmed generation ", node.generation()));
-      }
-      if (c.outcome == Outcome::kRolledBack) {
-        return Change(
-            i, "node_rolled_back",
-            [&](RolloutNode* n) {
-              n->set_state(roced::v1::ROLLOUT_NODE_STATE_ROLLED_BACK);
-              n->set_reason(c.reason);
-              n->set_detail(c.detail);
-              *n->mutable_finished_at() = util::ToProto(absl::Now());
-            },
-            absl::StrCat("ROLLED BACK generation ", node.generation(), " by itself: ", c.reason, ": ", c.detail));
-      }
-      if (c.outcome != Outcome::kWaiting) return Fail(i, c.reason, c.detail);
-      if (std::string g = GateSummary(now.config().gates()); g != gates) {
-        gates = g;
-        Change(i, "node_gates", [&](RolloutNode* n) { *n->mutable_gates() = now.config().gates(); }, "gates: " + g);
-      }
-    }
-    if (absl::Now() > deadline) {
-      return Fail(i, "no_outcome",
-                  absl::StrCat("neither confirmed nor rolled back within the window (", absl::FormatDuration(window_),
-                               ") and ", absl::FormatDuration(kOutcomeGrace),
-                               last_error.empty() ? "" : "; last error: ", last_error));
-    }
-    absl::SleepFor(kPollInterval);
+// Until each of `nodes` that is waiting confirms or rolls back its
+// generation G by itself, or the window and kOutcomeGrace have passed since
+// its apply: every one asked once a round, a round a second (longer when
+// calls time out), at most kMaxDrivers calls at once.
+void Runner::WaitAll(const std::vector<size_t>& nodes) {
+  std::vector<Waiter> waiting;
+  for (size_t i : nodes) {
+    const RolloutNode n = Snapshot(i);
+    if (n.state() != roced::v1::ROLLOUT_NODE_STATE_WAITING) continue;
+    waiting.push_back({i, n.generation(), util::FromProto(n.applied_at()) + window_ + kOutcomeGrace,
+                       GateSummary(n.gates()), ""});
   }
+  while (!waiting.empty()) {
+    const absl::Time round = absl::Now();
+    std::vector<size_t> slots(waiting.size());
+    for (size_t k = 0; k < slots.size(); ++k) slots[k] = k;
+    std::vector<char> done(waiting.size(), 0);
+    ForEach(slots, kMaxDrivers, [&](size_t k) { done[k] = Poll(&waiting[k]) ? 1 : 0; });
+    std::vector<Waiter> left;
+    for (size_t k = 0; k < waiting.size(); ++k) {
+      if (done[k] == 0) left.push_back(std::move(waiting[k]));
+    }
+    waiting = std::move(left);
+    if (!waiting.empty()) absl::SleepFor(round + kPollInterval - absl::Now());
+  }
+}
+
+// One look at a waiting node: true once it has an outcome.
+bool Runner::Poll(Waiter* w) {
+  const size_t i = w->node;
+  roced::v1::NodeState now;
+  if (grpc::Status s = GetState(i, &now); !s.ok()) {
+    w->last_error = Describe(s, i);
+  } else {
+    const Classified c = ClassifyOutcome(now.config(), w->generation);
+    if (c.outcome == Outcome::kConfirmed) {
+      Change(
+          i, "node_confirmed",
+          [&](RolloutNode* n) {
+            n->set_state(roced::v1::ROLLOUT_NODE_STATE_CONFIRMED);
+            *n->mutable_gates() = now.config().gates();
+            *n->mutable_finished_at() = util::ToProto(absl::Now());
+          },
+          absl::StrCat("confirmed generation ", w->generation));
+      return true;
+    }
+    if (c.outcome == Outcome::kRolledBack) {
+      Change(
+          i, "node_rolled_back",
+          [&](RolloutNode* n) {
+            n->set_state(roced::v1::ROLLOUT_NODE_STATE_ROLLED_BACK);
+            n->set_reason(c.reason);
+            n->set_detail(c.detail);
+            *n->mutable_finished_at() = util::ToProto(absl::Now());
+          },
+          absl::StrCat("ROLLED BACK generation ", w->generation, " by itself: ", c.reason, ": ", c.detail));
+      return true;
+    }
+    if (c.outcome != Outcome::kWaiting) {
+      Fail(i, c.reason, c.detail);
+      return true;
+    }
+    if (std::string g = GateSummary(now.config().gates()); g != w->gates) {
+      w->gates = g;
+      Change(i, "node_gates", [&](RolloutNode* n) { *n->mutable_gates() = now.config().gates(); }, "gates: " + g);
+    }
+  }
+  if (absl::Now() <= w->deadline) return false;
+  Fail(i, "no_outcome",
+       absl::StrCat("neither confirmed nor rolled back within the window (", absl::FormatDuration(window_), ") and ",
+                    absl::FormatDuration(kOutcomeGrace), w->last_error.empty() ? "" : "; last error: ",
+                    w->last_error));
+  return true;
 }
 
 int Runner::Halt() {
@@ -483,7 +540,7 @@ int Runner::RevertAll() {
     }
   }
   // No more nodes at once than the rollout changed at once.
-  ForEach(todo, limit, [this](size_t i) { Revert(i); });
+  ForEach(todo, std::min<size_t>(limit, kMaxDrivers), [this](size_t i) { Revert(i); });
   std::vector<std::string> kept;
   for (const auto& n : state_.nodes()) {
     if (n.state() == roced::v1::ROLLOUT_NODE_STATE_CONFIRMED || n.reason() == "revert_failed") {
@@ -542,7 +599,7 @@ void Runner::Revert(size_t i) {
         n->set_state(roced::v1::ROLLOUT_NODE_STATE_REVERTING);
         n->set_revert_from(node.generation());
       },
-      absl::StrCat("returning to the config of generation ", node.previous_generation()));
+      absl::StrCat("returning to the config of generation ", node.previous_generation()), /*durable=*/true);
   SendRevert(i);
 }
 
@@ -610,9 +667,17 @@ int RunStatus(const CommandContext& ctx, const std::string& path) {
   return kExitOk;
 }
 
-int RunFrom(const CommandContext& ctx, const std::string& path, RolloutState state) {
+// `fresh`: a new rollout (any older journal removed first); else a resumed
+// one, its journal folded into a snapshot before anything is appended (so
+// nothing follows a torn last line).
+int RunFrom(const CommandContext& ctx, const std::string& path, RolloutState state, bool fresh) {
+  RolloutStateWriter writer(path);
+  if (absl::Status s = fresh ? writer.Start(&state) : writer.Snapshot(&state); !s.ok()) {
+    std::cerr << "rocectl: --state: " << s.message() << "\n";
+    return kExitError;
+  }
   Progress progress(ViewFor(ctx));
-  Runner runner(ctx, path, std::move(state), &progress);
+  Runner runner(ctx, &writer, std::move(state), &progress);
   const int rc = runner.Run();
   progress.Summary(runner.state(), path);
   return rc;
@@ -637,7 +702,7 @@ int RunResume(const CommandContext& ctx, const std::string& path) {
   if (int n = ResetFailedForRetry(&*state); n > 0) {
     std::cerr << "rocectl: rollout resume: retrying " << n << " failed node(s)\n";
   }
-  return RunFrom(ctx, path, *std::move(state));
+  return RunFrom(ctx, path, *std::move(state), /*fresh=*/false);
 }
 
 // --targets FILE or --dns NAME[:PORT]: the agents to roll out to. Usage
@@ -732,11 +797,7 @@ int RunStart(const CommandContext& ctx, const RolloutFlags& flags, const std::st
                  "file to start a new one\n";
     return kExitError;
   }
-  if (absl::Status s = SaveRolloutState(path, *state); !s.ok()) {
-    std::cerr << "rocectl: --state: " << s.message() << "\n";
-    return kExitError;
-  }
-  return RunFrom(ctx, path, *std::move(state));
+  return RunFrom(ctx, path, *std::move(state), /*fresh=*/true);
 }
 
 int RunRollout(const CommandContext& ctx, const RolloutFlags& flags, const std::vector<std::string>& args) {
@@ -779,7 +840,8 @@ CommandRun BindRollout(util::ArgParser* parser) {
                                  "for apply). Default: ",
                                  kDefaultRolloutPolicy, "."));
   parser->AddString("state", &f->state, "FILE",
-                    "rollout: the state file, rewritten after every step, that status and resume read. "
+                    "rollout: the state file (and FILE.journal beside it, a line per step) that status and "
+                    "resume read. "
                     "Default: $XDG_STATE_HOME/rocectl/rollout.json (~/.local/state/rocectl/rollout.json).");
   return [f](const CommandContext& ctx, const std::vector<std::string>& args) { return RunRollout(ctx, *f, args); };
 }
