@@ -37,15 +37,26 @@ check "lifespan is not a counter" bash -c "! grep -q lifespan <<<'$out'"
 out=$(ctl counters --device rxe0)
 check "--device keeps only that device" bash -c "! grep -q mlx5 <<<'$out' && grep -q '^rxe0' <<<'$out'"
 
-# A counter that moves between the two readings of --rate (2 s apart; the
-# write comes 1 s in, so a slow first reading, as under TSan on a loaded
-# machine, still comes before it).
-(sleep 1; echo 103201 >"$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent") &
+# A counter that moves at 1000/s all through the two readings of --rate
+# (2 s apart): its value follows the clock, rewritten every 50 ms, so
+# however late either reading comes (TSan on a loaded machine took over a
+# second for the first), the counter moved between them at that rate. Each
+# value is one pwrite of six digits over the old six (the agent keeps the
+# file open and reads it in place: never an empty or half-written value).
+python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+t0 = time.monotonic()
+while True:
+    os.pwrite(fd, b"%06d" % (101201 + int(1000 * (time.monotonic() - t0))), 0)
+    time.sleep(0.05)' "$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent" &
+mover=$!
 out=$(ctl counters --rate --interval 2s)
-wait $!
+kill "$mover"
+wait "$mover" 2>/dev/null || true
 rate=$(awk '/cnp_sent \(np_cnp_sent\)/ {print $NF}' <<<"$out")
 check "--rate shows the counter that moved, about 1000/s ($rate)" \
-  python3 -c "import sys; r = float(sys.argv[1]); assert 500 <= r <= 1100, r" "${rate:-0}"
+  python3 -c "import sys; r = float(sys.argv[1]); assert 700 <= r <= 1300, r" "${rate:-0}"
 check "--rate hides counters that did not move" test "$(grep -c hw_counters <<<"$out")" = 1
 
 set +e
