@@ -206,8 +206,8 @@ absl::Status ValidateConfirmPolicy(const ConfirmPolicy& p, absl::string_view pre
   for (int i = 0; i < p.probe_peers_size(); ++i) {
     const std::string& peer = p.probe_peers(i);
     const std::string field = absl::StrCat("probe_peers[", i, "]");
-    if (peer.empty() || peer.size() > kMaxPeerNameBytes) {
-      return Invalid(prefix, field, absl::StrCat("must be 1 to ", kMaxPeerNameBytes, " bytes"));
+    if (peer.empty() || peer.size() > probe_limits::kMaxPeerNameLength) {
+      return Invalid(prefix, field, absl::StrCat("must be 1 to ", probe_limits::kMaxPeerNameLength, " bytes"));
     }
     if (!seen.insert(peer).second) return Invalid(prefix, field, absl::StrCat("'", peer, "' is listed twice"));
   }

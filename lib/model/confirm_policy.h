@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "model/probe_limits.h"
 #include "roced/v1/state.pb.h"
 
 namespace roced::model {
@@ -28,7 +29,6 @@ inline constexpr absl::Duration kMinConfirmWindow = absl::Seconds(10);
 inline constexpr absl::Duration kMaxConfirmWindow = absl::Hours(1);
 inline constexpr double kMaxMeshP99Ratio = 100;
 inline constexpr size_t kMaxConfirmProbePeers = 8;
-inline constexpr size_t kMaxPeerNameBytes = 253;
 // The mesh gates judge nothing on fewer probes (answered, for p99) than
 // this, since the apply and in the baseline: a window with fewer at its
 // end fails ("too few probes"), and an apply whose baseline has fewer is
