@@ -50,6 +50,13 @@ if [ "$mode" = lab ]; then
     echo "=== rocectl --target $addr:7471 status   ($node)"
     ip netns exec "$NS" "$BIN/rocectl" --target "$addr:7471" status
   done
+  # --once tears the lab down on exit: hints pointing at its agents would
+  # name addresses nothing answers on any more.
+  if [ "$once" = 1 ]; then
+    echo
+    echo "--once: taking the lab down. Run scripts/demo.sh without --once to keep it up and reach the agents."
+    exit 0
+  fi
   echo
   echo "Reach the agents from the lab namespace (mutual TLS as lab-admin):"
   echo "  export ROCECTL_CA=$ROCECTL_CA ROCECTL_CERT=$ROCECTL_CERT ROCECTL_KEY=$ROCECTL_KEY"
@@ -59,7 +66,6 @@ if [ "$mode" = lab ]; then
     echo "  ip netns exec $NS curl -s http://$addr:9471/metrics"
   done
   echo "  $LAB exec node1 -- rdma link"
-  [ "$once" = 1 ] && exit 0
   echo
   echo "Lab is up; press Ctrl-C to tear it down."
   while sleep 3600; do :; done
@@ -81,7 +87,11 @@ for _ in $(seq 1 100); do
 done
 echo "=== rocectl --target 127.0.0.1:7471 --insecure status   (fixture sysfs tree, plaintext loopback demo)"
 "$BIN/rocectl" --target 127.0.0.1:7471 --insecure status
-[ "$once" = 1 ] && exit 0
+if [ "$once" = 1 ]; then
+  echo
+  echo "--once: stopping the agent. Run scripts/demo.sh --fixture without --once to keep it running and try rocectl."
+  exit 0
+fi
 echo
 echo "roced is running (log: $WORK/roced.log). Try:"
 echo "  $BIN/rocectl --target 127.0.0.1:7471 --insecure -o json status"

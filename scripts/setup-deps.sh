@@ -7,6 +7,9 @@ PKGS=(
   build-essential cmake pkg-config ninja-build git
   # the linker: mold links the ~140 test and tool binaries of a build 3x faster
   mold
+  # compiler cache (scripts/test.sh): a re-run or a second clone rebuilds
+  # only what changed
+  ccache
   # gRPC, Protocol Buffers, Abseil
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   # config, metrics, tests

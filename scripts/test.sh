@@ -6,9 +6,16 @@
 #   3. builds the libFuzzer targets with clang (ASan+UBSan, build-fuzz) and
 #      runs each for 30 s on its seed corpus (ctest -L fuzz),
 #   4. does the release build (-O2) and runs all ctest labels (unit, e2e,
-#      lab). Every build treats warnings as errors and links with mold.
+#      lab, then the routed lab). Every build treats warnings as errors and
+#      links with mold; every compile goes through ccache (a cold cache is
+#      the CI case: nothing is reused, nothing is wrong).
+# Stages that mostly wait (tests on timers, the QEMU lab's guests) run with
+# the next build beside them at nice 19, which takes only the CPU they leave
+# idle; the table at the end gives each stage's wall time (docs/ci.md).
 # Options: --quick  skip the sanitizer builds and the fuzzing (local iteration)
 #          --no-lab skip the QEMU lab tests
+# Environment: JOBS (2), ROCED_CCACHE_DIR (/var/cache/roced-ccache; outside
+# the checkout, so a fresh clone reuses it), ROCED_CCACHE=0 (no ccache).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,32 +25,46 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-lab) lab=0 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
 
 JOBS=${JOBS:-2}
-step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
+source scripts/stages.sh
 
-step "dependencies"
-bash scripts/setup-deps.sh
-if [ "$lab" = 1 ] && [ -x tests/lab/setup.sh ]; then
-  bash tests/lab/setup.sh
+deps() {
+  bash scripts/setup-deps.sh
+  if [ "$lab" = 1 ]; then bash tests/lab/setup.sh; fi
+}
+stage_fg "dependencies" deps
+
+# ccache, keyed on the compiler (its size and mtime) and the whole command
+# line, so the four builds never share an object. Depend mode: on a miss
+# the compiler runs once, with no extra preprocessor pass, so a cold cache
+# costs next to nothing. BASEDIR and NOHASHDIR let another clone of the
+# repository hit the same entries (the paths in debug info then name the
+# clone that filled the cache).
+launcher=()
+if [ "${ROCED_CCACHE:-1}" = 1 ] && command -v ccache >/dev/null; then
+  export CCACHE_DIR=${ROCED_CCACHE_DIR:-/var/cache/roced-ccache}
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  mkdir -p "$CCACHE_DIR"
+  ccache -z >/dev/null
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
 build() {  # build DIR [cmake args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja -DROCED_WERROR=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DROCED_WERROR=ON "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j"$JOBS"
 }
 
-labels='unit|e2e'
-[ "$lab" = 1 ] && labels='unit|e2e|lab'
-
 # Sanitizer runs: unit and e2e tests under each sanitizer, each GoogleTest
 # binary as one process (its "suite" ctest test: a sanitized process's
-# start-up, about half a second, paid 42 times instead of 640). Only the
+# start-up, about half a second, paid 45 times instead of 640; the
+# per-test discovery is not even built, ROCED_DISCOVER_TESTS=OFF). Only the
 # binaries labelled suite-retry and the e2e-timers tests (they wait on real
 # timers: confirm deadlines, leases, watchdog windows, reconcile intervals,
 # which a 5-20x slower sanitized binary on a loaded 2-core machine can
@@ -53,55 +74,93 @@ sanitized_tests() {  # sanitized_tests BUILD_DIR
   ctest --test-dir "$1" -L 'suite|e2e' -LE 'suite-retry|timers' --output-on-failure -j"$JOBS"
   ctest --test-dir "$1" -L 'suite-retry|e2e-timers' --output-on-failure -j"$JOBS" --repeat until-pass:2
 }
-# The sanitizer builds keep line tables only (-g1): their reports' stacks
-# still name function, file and line, and the builds take about a tenth less.
-debug_lines=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1)
-if [ "$quick" = 0 ]; then
-  step "ASan+UBSan build and tests"
-  build build-asan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=address -DROCED_PCH=ON "${debug_lines[@]}"
+asan_tests() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" sanitized_tests build-asan
-
-  step "TSan build and tests"
-  build build-tsan -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE=thread -DROCED_PCH=ON "${debug_lines[@]}"
+}
+tsan_tests() {
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
     sanitized_tests build-tsan
-
-  # Eight targets, 30 s each, two at a time: about 2 minutes plus the build.
-  # A finding fails the run; its input is left in build-fuzz/fuzz-artifacts/.
-  # bench/fuzz.sh runs them for longer.
-  step "libFuzzer targets (clang, ASan+UBSan, 30 s each)"
+}
+# The sanitizer builds keep line tables only (-g1): their reports' stacks
+# still name function, file and line, and the builds take about a tenth less.
+sanitizer_build() {  # sanitizer_build DIR address|thread
+  build "$1" -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE="$2" -DROCED_PCH=ON -DROCED_DISCOVER_TESTS=OFF \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+}
+# Eight targets, 30 s each, two at a time: 2 minutes. A finding fails the
+# run; its input is left in build-fuzz/fuzz-artifacts/. bench/fuzz.sh runs
+# them for longer.
+fuzz_build() {
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DROCED_WERROR=ON -DROCED_FUZZ=ON \
-    -DROCED_FUZZ_SECONDS=30 >/dev/null
+    -DROCED_FUZZ_SECONDS=30 -DCMAKE_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
   cmake --build build-fuzz -j"$JOBS" --target roced_fuzz
-  ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$JOBS"
-fi
-
+}
+fuzz_run() { ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$JOBS"; }
 # The release build has no precompiled headers, so it also proves that each
-# test file includes what it uses. Unit and e2e tests run two at a time but
-# those waiting on real timers, which run alone, as the lab tests do (they
-# share one lab: their RESOURCE_LOCK).
-step "release build and all tests ($labels)"
-# -O2 as RelWithDebInfo, without its debug info: a fifth less compile time.
-build build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-  -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG"
-ctest --test-dir build -L 'unit|e2e' -LE timers --output-on-failure -j"$JOBS"
-ctest --test-dir build -L timers --output-on-failure --repeat until-pass:2
+# test file includes what it uses. -O2 as RelWithDebInfo, without its debug
+# info: a fifth less compile time.
+release_build() {
+  build build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG"
+}
+# Unit and e2e tests run two at a time but those waiting on real timers,
+# which run alone, as the lab tests do (they share one lab: their
+# RESOURCE_LOCK).
+release_tests() {
+  ctest --test-dir build -L 'unit|e2e' -LE timers --output-on-failure -j"$JOBS"
+  ctest --test-dir build -L timers --output-on-failure --repeat until-pass:2
+}
+
+# The order: the release build first, at full speed (the lab runs its
+# binaries); then the lab, which leaves more than half the CPU idle (its
+# guests wait on timers and on each other), with the sanitizer and fuzz
+# builds beside it at nice 19 and the release unit and e2e tests (light,
+# mostly waiting on timers) beside it at normal priority; last the
+# sanitizer tests (the two builds' at once: both mostly wait) and the
+# fuzzing, which needs the whole CPU for its 30 s a target.
+sanitizer_and_fuzz_builds() {
+  substage "ASan build" sanitizer_build build-asan address
+  substage "TSan build" sanitizer_build build-tsan thread
+  substage "fuzz build" fuzz_build
+}
+stage_fg "release build" release_build
+if [ "$quick" = 0 ]; then
+  stage_bg "sanitizer and fuzz builds" sanitizer_and_fuzz_builds
+fi
+STAGE_NICE=0 stage_bg "release unit and e2e tests" release_tests
+
 # Lab tests boot TCG guests (no KVM here) on a 2-core machine: one emulated
-# instruction stream per guest, so a step that takes 1 s on a quiet host can
-# take 10 on a noisy one. Each lab test is retried once; a test that fails
-# twice fails the run, and every first failure is listed at the end (with its
-# output above) so a flaky test shows in the log instead of hiding.
+# instruction stream per guest. Each lab test is retried once; a test that
+# fails twice fails the run, and every first failure is listed at the end
+# (with its output above) so a flaky test shows in the log instead of hiding.
+lab_first_failures=$STAGE_LOGS/lab-first-failures
+lab_status=$STAGE_LOGS/lab-status
+lab_stage() {  # lab_stage LABEL: ctest -L LABEL; first failures and status noted
+  local log=$STAGE_LOGS/lab-$1.log rc=0
+  ctest --test-dir build -L "$1" --output-on-failure --repeat until-pass:2 2>&1 | tee "$log" || rc=$?
+  grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" >>"$lab_first_failures" || true
+  # A failed lab does not stop the run before the sanitizer tests: its
+  # status is the run's at the end.
+  [ "$rc" = 0 ] || echo "$1: ctest exited $rc" >>"$lab_status"
+}
 if [ "$lab" = 1 ]; then
-  lab_log=$(mktemp)
-  lab_rc=0
-  ctest --test-dir build -L lab --output-on-failure --repeat until-pass:2 2>&1 \
-    | tee "$lab_log" || lab_rc=$?
+  : >"$lab_first_failures"
+  : >"$lab_status"
+  stage_fg "lab" lab_stage lab
   # The routed lab (its own six guests) once the shared lab is down.
-  ctest --test-dir build -L routed --output-on-failure --repeat until-pass:2 2>&1 \
-    | tee -a "$lab_log" || lab_rc=$?
+  stage_fg "routed lab" lab_stage routed
+fi
+stage_join "release unit and e2e tests"
+if [ "$quick" = 0 ]; then
+  stage_join "sanitizer and fuzz builds"
+  STAGE_NICE=0 stage_bg "TSan tests" tsan_tests
+  stage_fg "ASan tests" asan_tests
+  stage_join "TSan tests"
+  stage_fg "fuzz run" fuzz_run
+fi
+if [ "$lab" = 1 ]; then
   step "lab test runs that failed (a test listed once passed on its retry)"
-  grep -E 'Test +#[0-9]+: .*\*\*\*' "$lab_log" || echo "none"
-  rm -f "$lab_log"
-  exit "$lab_rc"
+  if [ -s "$lab_first_failures" ]; then cat "$lab_first_failures"; else echo "none"; fi
+  if [ -s "$lab_status" ]; then cat "$lab_status"; exit 1; fi
 fi

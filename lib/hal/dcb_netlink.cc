@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "hal/rtnl.h"
 #include "util/fs.h"
 
 namespace roced::hal {
@@ -52,14 +53,8 @@ void CopyEts(const From& from, To* to) {
   }
 }
 
-struct SockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-using SockPtr = std::unique_ptr<nl_sock, SockDeleter>;
-using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+using SockPtr = NlSockPtr;
+using MsgPtr = NlMsgPtr;
 
 absl::StatusOr<SockPtr> Connect() {
   SockPtr sock(nl_socket_alloc());

@@ -13,7 +13,6 @@
 namespace roced::hal {
 namespace {
 
-using SockDeleter = NlSockDeleter;
 struct LinkDeleter {
   void operator()(rtnl_link* l) const { rtnl_link_put(l); }
 };
@@ -21,7 +20,7 @@ struct LinkDeleter {
 using LinkPtr = std::unique_ptr<rtnl_link, LinkDeleter>;
 
 // The link as the kernel has it now, on a fresh socket.
-absl::Status GetLink(const std::string& ifname, std::unique_ptr<nl_sock, SockDeleter>* sock, LinkPtr* link) {
+absl::Status GetLink(const std::string& ifname, NlSockPtr* sock, LinkPtr* link) {
   auto s = ConnectRtnl();
   if (!s.ok()) return s.status();
   rtnl_link* raw = nullptr;
@@ -37,14 +36,14 @@ absl::Status GetLink(const std::string& ifname, std::unique_ptr<nl_sock, SockDel
 bool LinkMtu::Exists(const std::string& ifname) const { return if_nametoindex(ifname.c_str()) != 0; }
 
 absl::StatusOr<uint32_t> LinkMtu::Get(const std::string& ifname) const {
-  std::unique_ptr<nl_sock, SockDeleter> sock;
+  NlSockPtr sock;
   LinkPtr link;
   if (absl::Status s = GetLink(ifname, &sock, &link); !s.ok()) return s;
   return rtnl_link_get_mtu(link.get());
 }
 
 absl::Status LinkMtu::Set(const std::string& ifname, uint32_t mtu) const {
-  std::unique_ptr<nl_sock, SockDeleter> sock;
+  NlSockPtr sock;
   LinkPtr link;
   if (absl::Status s = GetLink(ifname, &sock, &link); !s.ok()) return s;
   LinkPtr change(rtnl_link_alloc());

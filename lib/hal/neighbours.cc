@@ -107,10 +107,6 @@ int ParseRouteReply(nl_msg* msg, void* arg) {
   return NL_OK;
 }
 
-struct MsgDeleter {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
-
 }  // namespace
 
 bool NeighbourResolved(uint16_t state) {
@@ -148,7 +144,7 @@ absl::StatusOr<RouteHop> RouteTo(const std::string& ip) {
   absl::StatusOr<NlSockPtr> sock = ConnectRtnl();
   if (!sock.ok()) return sock.status();
   nl_socket_disable_auto_ack(sock->get());  // the reply (or an error) is the answer
-  std::unique_ptr<nl_msg, MsgDeleter> msg(nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST));
+  NlMsgPtr msg(nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST));
   rtmsg rtm{};
   rtm.rtm_family = static_cast<unsigned char>(family);
   rtm.rtm_dst_len = family == AF_INET ? 32 : 128;

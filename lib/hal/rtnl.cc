@@ -1,6 +1,7 @@
 #include "hal/rtnl.h"
 
 #include <netlink/cache.h>
+#include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
@@ -10,6 +11,7 @@ namespace roced::hal {
 
 void NlSockDeleter::operator()(nl_sock* s) const { nl_socket_free(s); }
 void NlCacheDeleter::operator()(nl_cache* c) const { nl_cache_free(c); }
+void NlMsgDeleter::operator()(nl_msg* m) const { nlmsg_free(m); }
 
 absl::Status NlError(int rc, const std::string& what) {
   std::string msg = absl::StrCat(what, ": ", nl_geterror(rc));

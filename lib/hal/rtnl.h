@@ -10,6 +10,7 @@
 
 struct nl_sock;
 struct nl_cache;
+struct nl_msg;
 
 namespace roced::hal {
 
@@ -19,8 +20,12 @@ struct NlSockDeleter {
 struct NlCacheDeleter {
   void operator()(nl_cache* c) const;
 };
+struct NlMsgDeleter {
+  void operator()(nl_msg* m) const;
+};
 using NlSockPtr = std::unique_ptr<nl_sock, NlSockDeleter>;
 using NlCachePtr = std::unique_ptr<nl_cache, NlCacheDeleter>;
+using NlMsgPtr = std::unique_ptr<nl_msg, NlMsgDeleter>;
 
 // A socket connected to NETLINK_ROUTE.
 absl::StatusOr<NlSockPtr> ConnectRtnl();

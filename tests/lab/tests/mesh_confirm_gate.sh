@@ -17,7 +17,7 @@ NS=$PROBE_NS
 tmp=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
 cleanup() {
   "$LAB" netem node3 clear >/dev/null 2>&1 || true
-  for n in node1 node2 node3; do mesh_agent_off "$n"; done
+  mesh_agents_off
   pctl node1 apply -f "$tmp/tos0.yaml" >/dev/null 2>&1 || true
   pctl node1 apply -f "$("$LAB" logdir node1)/roced.yaml" >/dev/null 2>&1 || true
   rm -rf "$tmp"

@@ -5,7 +5,8 @@
 # namespace. Sourced after probe_lib.sh (NS, tmp set by the test).
 
 # mesh_agents_on INVENTORY: writes the inventory and restarts every agent
-# with --mesh-inventory.
+# with --mesh-inventory, the three at once (each restart waits for its
+# agent to answer).
 mesh_agents_on() {
   local inventory=$1 i n
   for i in 1 2 3; do
@@ -14,14 +15,34 @@ mesh_agents_on() {
   for n in node1 node2 node3; do
     cp "$inventory" "$("$LAB" logdir "$n")/mesh.txt"
     echo "--mesh-inventory /lab/mesh.txt" >"$("$LAB" logdir "$n")/roced.args"
-    "$LAB" agent restart "$n" >/dev/null || fail "$n: roced did not restart with the mesh"
   done
+  mesh_restart_all || fail "$MESH_RESTART_FAILED: roced did not restart with the mesh"
 }
 
-# mesh_agent_off NODE: the agent restarted without the mesh.
-mesh_agent_off() {
-  rm -f "$("$LAB" logdir "$1")/roced.args" "$("$LAB" logdir "$1")/mesh.txt"
-  "$LAB" agent restart "$1" >/dev/null 2>&1 || true
+# mesh_restart_all: `lab agent restart` of the three nodes at once; fails
+# naming the first node whose agent did not come back (MESH_RESTART_FAILED).
+mesh_restart_all() {
+  local n pids=() rc=0
+  for n in node1 node2 node3; do
+    "$LAB" agent restart "$n" >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  MESH_RESTART_FAILED=""
+  for n in 1 2 3; do
+    wait "${pids[$((n - 1))]}" && continue
+    rc=1
+    MESH_RESTART_FAILED=${MESH_RESTART_FAILED:-node$n}
+  done
+  return "$rc"
+}
+
+# mesh_agents_off: the three agents restarted without the mesh, at once.
+mesh_agents_off() {
+  local n
+  for n in node1 node2 node3; do
+    rm -f "$("$LAB" logdir "$n")/roced.args" "$("$LAB" logdir "$n")/mesh.txt"
+  done
+  mesh_restart_all || true
 }
 
 mesh_scrape() {

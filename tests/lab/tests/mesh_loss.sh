@@ -22,7 +22,7 @@ NS=$PROBE_NS
 tmp=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
 cleanup() {
   "$LAB" netem node3 clear >/dev/null 2>&1 || true
-  for n in node1 node2 node3; do mesh_agent_off "$n"; done
+  mesh_agents_off
   rm -rf "$tmp"
 }
 trap cleanup EXIT

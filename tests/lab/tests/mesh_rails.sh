@@ -24,8 +24,8 @@ rail_ip() { echo "192.168.77.$((30 + ${1#node}))"; }
 # The agents go back to no mesh first (no UD port left on rxe1), then the
 # second port goes; each step on its own (lsh runs sh -e).
 cleanup() {
+  mesh_agents_off
   for n in node1 node2 node3; do
-    mesh_agent_off "$n"
     lsh "$n" "rdma link delete rxe1 || true; ip link del rail2 || true; sysctl -qw net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.arp_announce=0" >/dev/null 2>&1 || true
     lsh "$n" "rdma link show rxe1/1" >/dev/null 2>&1 && log "$n: rxe1 could not be removed"
   done
