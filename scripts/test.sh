@@ -159,6 +159,10 @@ if [ "$quick" = 0 ]; then
   stage_join "TSan tests"
   stage_fg "fuzz run" fuzz_run
 fi
+if [ "${#launcher[@]}" -gt 0 ]; then
+  step "ccache (this run's hits and misses; a clean machine's run hits nothing)"
+  ccache -s | grep -E 'Hits|Misses|Cache size' || true
+fi
 if [ "$lab" = 1 ]; then
   step "lab test runs that failed (a test listed once passed on its retry)"
   if [ -s "$lab_first_failures" ]; then cat "$lab_first_failures"; else echo "none"; fi

@@ -81,7 +81,10 @@ expect_eq "desired ToS after the rollback" 0 \
   "$(json_get "$st" "j['config']['desired']['interfaces'][0]['roce'].get('defaultTos', 0)")"
 
 "$LAB" netem node3 clear >/dev/null || fail "netem clear failed"
-sleep 2
+# The probes in flight at the clear settle (1 s timeout) before the second
+# apply: 20 more of node3's.
+read -r s _ <<<"$(mesh_counts node1 node3)"
+mesh_wait_sent node1 node3 $((s + 20)) 20 >/dev/null || fail "node1 -> node3: no probes settled after the clear"
 gen2=$(apply_judged "$tmp/tos104.yaml") || fail "the second apply was refused"
 [[ -n $gen2 ]] || fail "no generation for the second apply"
 wait_status 60 "j['config'].get('generation') == '$gen2' and 'confirmDeadline' not in j['config']"

@@ -45,6 +45,35 @@ mesh_agents_off() {
   mesh_restart_all || true
 }
 
+# mesh_counts NODE PEER: "SENT LOST", NODE's settled mesh probes of PEER
+# (sums over every series of that peer).
+mesh_counts() {
+  mesh_scrape "$1" | "$PY" -c '
+import re, sys
+peer = sys.argv[1]
+t = {"roced_mesh_probes_sent_total": 0.0, "roced_mesh_probes_lost_total": 0.0}
+for line in sys.stdin:
+    m = re.match(r"^(\w+)\{([^}]*)\} (\S+)$", line.strip())
+    if m and m.group(1) in t and f"peer=\"{peer}\"" in m.group(2):
+        t[m.group(1)] += float(m.group(3))
+print(int(t["roced_mesh_probes_sent_total"]), int(t["roced_mesh_probes_lost_total"]))' "$2"
+}
+
+# mesh_wait_sent NODE PEER COUNT SECS: waits (polling every 0.5 s) until
+# NODE has settled at least COUNT probes of PEER in all, at most SECS;
+# prints "SENT LOST" as last read, and fails (status 1) at the deadline.
+# A window of N probes, not of N seconds: the probes settle at their own
+# pace under TCG.
+mesh_wait_sent() {
+  local deadline=$((SECONDS + $4)) s=0 l=0
+  while :; do
+    read -r s l <<<"$(mesh_counts "$1" "$2" 2>/dev/null || echo "0 0")"
+    ((s >= $3)) && { echo "$s $l"; return 0; }
+    ((SECONDS < deadline)) || { echo "$s $l"; return 1; }
+    sleep 0.5
+  done
+}
+
 mesh_scrape() {
   ip netns exec "$NS" "$PY" -c 'import sys, urllib.request
 print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).read().decode())' "$("$LAB" addr "$1")"

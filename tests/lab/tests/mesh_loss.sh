@@ -30,23 +30,10 @@ trap cleanup EXIT
 inventory=$tmp/inventory.txt
 mesh_agents_on "$inventory"
 
-# metric_sum NODE NAME PEER: the sum of NAME's series for peer PEER.
-metric_sum() {
-  mesh_scrape "$1" | "$PY" -c '
-import re, sys
-name, peer = sys.argv[1], sys.argv[2]
-total = 0.0
-for line in sys.stdin:
-    m = re.match(r"^(\w+)\{([^}]*)\} (\S+)$", line.strip())
-    if m and m.group(1) == name and f"peer=\"{peer}\"" in m.group(2):
-        total += float(m.group(3))
-print(int(total))' "$2" "$3"
-}
-
 # Describe: node1's responder QPN is a UD QP of rxe0.
 qpn=""
 for _ in $(seq 60); do
-  sent=$(metric_sum node1 roced_mesh_probes_sent_total node3 2>/dev/null || echo 0)
+  read -r sent _ <<<"$(mesh_counts node1 node3 2>/dev/null || echo "0 0")"
   ((sent > 20)) && break
   sleep 1
 done
@@ -71,11 +58,9 @@ done
 log "node1's mesh datagrams left from UDP ports {$seen}, all among its QPs' {$ports}"
 
 # Healthy: probes both ways, nothing lost, requests answered.
-sleep 5
 for peer in node2 node3; do
-  s=$(metric_sum node1 roced_mesh_probes_sent_total "$peer")
-  l=$(metric_sum node1 roced_mesh_probes_lost_total "$peer")
-  ((s >= 30)) || fail "node1 -> $peer: only $s mesh probes settled"
+  read -r s l <<<"$(mesh_wait_sent node1 "$peer" 30 20)" || true
+  ((s >= 30)) || fail "node1 -> $peer: only $s mesh probes settled in 20 s"
   # Under TCG a probe now and then outlives the 1 s timeout; more than 2% is a fault.
   ((l * 50 <= s)) || fail "node1 -> $peer: $l of $s mesh probes lost on a clean link"
   log "node1 -> $peer healthy: $l of $s lost"
@@ -87,19 +72,15 @@ done
 
 # 20% loss on node3's link.
 "$LAB" netem node3 loss 20% >/dev/null || fail "netem loss on node3 failed"
-s0=$(metric_sum node1 roced_mesh_probes_sent_total node3)
-l0=$(metric_sum node1 roced_mesh_probes_lost_total node3)
-s2=$(metric_sum node1 roced_mesh_probes_sent_total node2)
-l2=$(metric_sum node1 roced_mesh_probes_lost_total node2)
+read -r s0 l0 <<<"$(mesh_counts node1 node3)"
+read -r s2 l2 <<<"$(mesh_counts node1 node2)"
 t0=$(date +%s)
-sleep 25
-s1=$(metric_sum node1 roced_mesh_probes_sent_total node3)
-l1=$(metric_sum node1 roced_mesh_probes_lost_total node3)
-s3=$(metric_sum node1 roced_mesh_probes_sent_total node2)
-l3=$(metric_sum node1 roced_mesh_probes_lost_total node2)
+# A window of 150 probes of node3 (about 15 s at 10 a second).
+read -r s1 l1 <<<"$(mesh_wait_sent node1 node3 $((s0 + 150)) 40)" || true
+read -r s3 l3 <<<"$(mesh_counts node1 node2)"
 ds=$((s1 - s0)) dl=$((l1 - l0))
-((ds >= 100)) || fail "node1 -> node3 under loss: only $ds probes settled in 25 s"
-# 36% expected; bounds for ~200 probes.
+((ds >= 150)) || fail "node1 -> node3 under loss: only $ds probes settled in 40 s"
+# 36% expected; 20-55% is about four standard deviations either way for 150 probes.
 ((dl * 100 >= ds * 20 && dl * 100 <= ds * 55)) ||
   fail "node1 -> node3 with 20% loss each way: $dl of $ds lost (want about 36%)"
 (((l3 - l2) * 50 <= (s3 - s2))) || fail "node1 -> node2 lost $((l3 - l2)) of $((s3 - s2)) while only node3's link is lossy"
@@ -115,12 +96,11 @@ log "rocectl mesh named $first within $(($(date +%s) - t0)) s of the loss starti
 
 # Cleared: the lost count stops rising.
 "$LAB" netem node3 clear >/dev/null || fail "netem clear failed"
-sleep 3
-lc0=$(metric_sum node1 roced_mesh_probes_lost_total node3)
-sc0=$(metric_sum node1 roced_mesh_probes_sent_total node3)
-sleep 10
-lc1=$(metric_sum node1 roced_mesh_probes_lost_total node3)
-sc1=$(metric_sum node1 roced_mesh_probes_sent_total node3)
+# The probes in flight at the clear settle within their 1 s timeout: the
+# window starts 20 probes later and lasts 80.
+read -r s l <<<"$(mesh_counts node1 node3)"
+read -r sc0 lc0 <<<"$(mesh_wait_sent node1 node3 $((s + 20)) 20)" || fail "node1 -> node3: no probes settled after the clear"
+read -r sc1 lc1 <<<"$(mesh_wait_sent node1 node3 $((sc0 + 80)) 30)" || fail "node1 -> node3: only $((sc1 - sc0)) probes settled in 30 s after the clear"
 (((lc1 - lc0) * 50 <= (sc1 - sc0))) || fail "after clearing: $((lc1 - lc0)) of $((sc1 - sc0)) still lost"
 # node2's agent restarted: it answers on a new QPN; node1 describes it
 # again once its probes are all lost, and they are answered within 30 s.
@@ -129,11 +109,9 @@ t1=$(date +%s)
 back=0
 for _ in $(seq 45); do
   sleep 1
-  a0=$(metric_sum node1 roced_mesh_probes_sent_total node2)
-  b0=$(metric_sum node1 roced_mesh_probes_lost_total node2)
+  read -r a0 b0 <<<"$(mesh_counts node1 node2)"
   sleep 2
-  a1=$(metric_sum node1 roced_mesh_probes_sent_total node2)
-  b1=$(metric_sum node1 roced_mesh_probes_lost_total node2)
+  read -r a1 b1 <<<"$(mesh_counts node1 node2)"
   if ((a1 - a0 >= 5 && b1 - b0 == 0)); then back=$(($(date +%s) - t1)); break; fi
 done
 ((back > 0)) || fail "node1's probes of node2 were not answered again within 45 s of node2's restart"
