@@ -1,4 +1,4 @@
-#include "agent/mesh_runtime.h"
+#include "agent/runtimes/mesh_runtime.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -20,11 +20,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
-#include "agent/agent.h"
-#include "agent/describe.h"
-#include "agent/lldp_runtime.h"
+#include "agent/core/agent.h"
+#include "agent/core/describe.h"
+#include "agent/runtimes/lldp_runtime.h"
+#include "hal/pressure.h"
 #include "mesh/inventory.h"
 #include "mesh/probe_packet.h"
+#include "mesh/slowdown.h"
+#include "model/config_limits.h"
 #include "probe/gid.h"
 #include "roced/v1/peer.grpc.pb.h"
 #include "util/fs.h"
@@ -103,34 +106,13 @@ absl::StatusOr<std::pair<std::string, uint16_t>> ParseMeshDns(const std::string&
   return util::ParseNamePort("--mesh-dns", text);
 }
 
-double NextSlowdown(double current, double cpu_pressure_avg10) {
-  double next = current;
-  if (cpu_pressure_avg10 > kPressureHigh) next = current * 2;
-  if (cpu_pressure_avg10 < kPressureLow) next = current / 2;
-  return std::clamp(next, 1.0, mesh::kMaxSlowdown);
-}
-
-std::optional<double> CpuPressureAvg10(const std::string& procfs_root) {
-  absl::StatusOr<std::string> text = util::ReadFile(procfs_root + "/pressure/cpu");
-  if (!text.ok()) return std::nullopt;
-  // "some avg10=1.23 avg60=... avg300=... total=..."
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    if (!absl::StartsWith(line, "some ")) continue;
-    for (absl::string_view field : absl::StrSplit(line, ' ')) {
-      double v = 0;
-      if (absl::ConsumePrefix(&field, "avg10=") && absl::SimpleAtod(field, &v)) return v;
-    }
-  }
-  return std::nullopt;
-}
-
 absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text) {
   std::vector<uint32_t> out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     uint32_t v = 0;
-    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v > 63) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--mesh-dscps: \"", part, "\" is not a DSCP (0..63, comma-separated)"));
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v > model::config_limits::kMaxDscp) {
+      return absl::InvalidArgumentError(absl::StrCat("--mesh-dscps: \"", part, "\" is not a DSCP (0..",
+                                                     model::config_limits::kMaxDscp, ", comma-separated)"));
     }
     if (std::find(out.begin(), out.end(), v) != out.end()) {
       return absl::InvalidArgumentError(absl::StrCat("--mesh-dscps: DSCP ", v, " is listed twice"));
@@ -249,7 +231,7 @@ void MeshRuntime::MembersLoop() {
     RefreshMembers();
     DescribePeers();
     UpdateSlowdown();
-  } while (Sleep(std::min(options_.refresh, kDescribeRetry)));
+  } while (Sleep(std::min(options_.refresh, mesh::kDescribeRetry)));
 }
 
 absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ReadInventory() {
@@ -278,27 +260,16 @@ absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ReadInventory() {
 absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ResolveMembers() {
   absl::StatusOr<std::vector<std::string>> addresses = options_.resolve(options_.dns_name, options_.dns_port);
   if (!addresses.ok()) return addresses.status();
-  const std::set<std::string> now_listed(addresses->begin(), addresses->end());
-  std::erase_if(dns_cache_, [&](const auto& e) { return !now_listed.contains(e.first); });
-  for (const std::string& address : *addresses) {
-    DnsEntry& e = dns_cache_[address];
-    if (e.next > absl::Now() || stop_) continue;
+  for (const std::string& address : dns_members_.Listed(*addresses, absl::Now())) {
+    if (stop_) break;
     absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
-    e.member.reset();
-    e.next = absl::Now() + (d.ok() ? kDescribeTtl : kDescribeRetry);
-    if (!d.ok()) {
-      LOG_DEBUG << "mesh: " << d.status().message();
-      continue;
-    }
-    e.member = mesh::Member{d->node_name(), address, d->tor(), d->pod()};
+    if (!d.ok()) LOG_DEBUG << "mesh: " << d.status().message();
+    dns_members_.Described(address,
+                           d.ok() ? std::optional<mesh::Member>({d->node_name(), address, d->tor(), d->pod()})
+                                  : std::nullopt,
+                           absl::Now());
   }
-  std::vector<mesh::Member> members;
-  std::set<std::string> names;
-  for (const auto& [address, e] : dns_cache_) {
-    if (e.member.has_value() && !e.member->name.empty() && names.insert(e.member->name).second) {
-      members.push_back(*e.member);
-    }
-  }
+  std::vector<mesh::Member> members = dns_members_.Members();
   if (members.empty()) {
     return absl::UnavailableError(absl::StrCat("DNS ", options_.dns_name, ": none of its ", addresses->size(),
                                                " addresses answered Describe"));
@@ -322,14 +293,12 @@ void MeshRuntime::RefreshMembers() {
   std::vector<mesh::Member> members = members_;
   const roced::v1::DescribeResponse me =
       DescribeNode(agent_->State(), lldp_ != nullptr ? lldp_->Neighbors() : std::vector<roced::v1::LldpNeighbor>{});
-  auto self = std::find_if(members.begin(), members.end(), [&](const mesh::Member& m) { return m.name == me.node_name(); });
-  if (self == members.end()) {
-    inventory_error_ = absl::StrCat("this node (", me.node_name(), ") is not in the inventory");
+  absl::StatusOr<mesh::Member> self = mesh::PlaceSelf(&members, me.node_name(), me.tor(), me.pod());
+  if (!self.ok()) {
+    inventory_error_ = std::string(self.status().message());
     return;
   }
-  if (self->tor.empty()) self->tor = me.tor();
-  if (self->pod.empty()) self->pod = me.pod();
-  self_ = *self;
+  self_ = *std::move(self);
   SetInfoLocked(self_);
   absl::StatusOr<mesh::Pinglist> list = mesh::ComputePinglist(self_.name, members, options_.pinglist);
   if (!list.ok()) {
@@ -384,17 +353,19 @@ void MeshRuntime::DescribePeers() {
     info.target = target.ok() ? std::optional<mesh::MeshTarget>(target->front()) : std::nullopt;
     info.rails = target.ok() ? *target : std::vector<mesh::MeshTarget>{};
     info.error = target.ok() ? "" : std::string(target.status().message());
-    info.next_describe = absl::Now() + (target.ok() ? kDescribeTtl : kDescribeRetry);
+    info.next_describe = absl::Now() + (target.ok() ? mesh::kDescribeTtl : mesh::kDescribeRetry);
     prober_->SetTarget(name, info.target);
   }
 }
 
 void MeshRuntime::UpdateSlowdown() {
-  std::optional<double> pressure = CpuPressureAvg10(options_.procfs_root);
+  hal::Paths paths;
+  paths.procfs = options_.procfs_root;
+  std::optional<double> pressure = hal::CpuPressureAvg10(paths);
   if (!pressure.has_value()) return;
   std::lock_guard<std::mutex> lock(mu_);
   const double before = prober_->schedule().slowdown();
-  const double after = NextSlowdown(before, *pressure);
+  const double after = mesh::NextSlowdown(before, *pressure);
   if (after == before) return;
   prober_->SetSlowdown(after);
   LOG_INFO << "mesh: CPU pressure " << *pressure << "%: rates divided by " << after;

@@ -8,7 +8,8 @@
 // (config mesh.tor, else LLDP). The pinglist (lib/mesh/pinglist) is
 // recomputed from the membership each refresh; the peers' mesh endpoints
 // come from their ProbePeer.Describe (this agent's certificate, the peer
-// role), cached for kDescribeTtl, a failure retried after kDescribeRetry.
+// role), cached for mesh::kDescribeTtl, a failure retried after
+// mesh::kDescribeRetry (lib/mesh/membership).
 //
 // Transport: one probe::UdPort on the node's first RoCE port (the first
 // endpoint Describe lists): it sends this agent's probes and answers
@@ -18,8 +19,10 @@
 //
 // Rates are the schedule's (10 a second to each peer under the ToR, 1
 // across); under CPU pressure (/proc/pressure/cpu "some" avg10 over
-// kPressureHigh percent) the mesh halves its rates, down to a tenth, and
-// speeds up again below kPressureLow: slower, never stopped.
+// mesh::kPressureHigh percent, read by hal/pressure) the mesh halves its
+// rates, down to a tenth, and speeds up again below mesh::kPressureLow
+// (lib/mesh/slowdown): slower, never stopped. This class owns the threads
+// and the ports; the decisions are lib/mesh's.
 //
 // Threads: "roced-mesh" (the probe loop: sends, polls the completion
 // channel, expires) and "roced-mesh-members" (inventory, pinglist,
@@ -42,8 +45,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "mesh/membership.h"
 #include "mesh/pinglist.h"
 #include "mesh/prober.h"
+#include "model/defaults.h"
 #include "probe/ud_port.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -58,24 +63,11 @@ namespace roced::agent {
 class Agent;
 class LldpRuntime;
 
-inline constexpr absl::Duration kDescribeTtl = absl::Minutes(5);
-inline constexpr absl::Duration kDescribeRetry = absl::Seconds(10);
 // Probes of a described peer lost in a row before it is described again.
 inline constexpr uint32_t kLostBeforeRedescribe = 10;
 // UD ports (RoCE ports, rails) the mesh opens at most; a peer's rails
 // beyond it are not probed.
 inline constexpr size_t kMaxMeshPorts = 8;
-inline constexpr double kPressureHigh = 40;
-inline constexpr double kPressureLow = 10;
-
-// The next slowdown factor from the CPU pressure (PSI "some" avg10, in
-// percent): doubled above kPressureHigh, halved below kPressureLow, within
-// [1, mesh::kMaxSlowdown]. Pure.
-double NextSlowdown(double current, double cpu_pressure_avg10);
-
-// "some avg10" of /proc/pressure/cpu; nullopt when unreadable (no PSI).
-std::optional<double> CpuPressureAvg10(const std::string& procfs_root);
-
 // --mesh-dscps: "26,0" -> {26, 0}. INVALID_ARGUMENT naming the flag, the
 // value and the range (at most mesh::kMaxMeshClasses values of 0..63, no
 // repeats).
@@ -98,7 +90,7 @@ struct MeshRuntimeOptions {
   // DaemonSet), each address's Describe saying who it is. Neither: off.
   std::string inventory_path;
   std::string dns_name;
-  uint16_t dns_port = 7471;
+  uint16_t dns_port = model::defaults::kGrpcPort;
   ResolveFn resolve;  // unset: util::ResolveAll (getaddrinfo)
   absl::Duration refresh = absl::Seconds(15);
   mesh::MeshProberOptions prober;
@@ -107,7 +99,7 @@ struct MeshRuntimeOptions {
   DescribeFn describe;
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
   prometheus::Registry* registry = nullptr;
-  std::string procfs_root = "/proc";
+  std::string procfs_root = model::defaults::kProcfsRoot;
 };
 
 class MeshRuntime {
@@ -159,13 +151,9 @@ class MeshRuntime {
   // the pinglist, and Describe for the peers due one.
   void RefreshMembers();
   absl::StatusOr<std::vector<mesh::Member>> ReadInventory();
-  // The DNS source: every address the name resolves to, described (cached
-  // for kDescribeTtl, a failure retried after kDescribeRetry).
+  // The DNS source: every address the name resolves to, described (what
+  // they said kept by dns_members_).
   absl::StatusOr<std::vector<mesh::Member>> ResolveMembers();
-  struct DnsEntry {
-    std::optional<mesh::Member> member;
-    absl::Time next = absl::InfinitePast();
-  };
   void DescribePeers();
   // Opens a UD port on every RoCE endpoint (at most kMaxMeshPorts); false
   // when none opened (logged once per reason).
@@ -207,7 +195,7 @@ class MeshRuntime {
   // Owned by the probe loop's thread: one per RoCE port (rail).
   std::vector<std::unique_ptr<probe::UdPort>> ports_;
   std::vector<mesh::Member> members_;  // the members thread's
-  std::map<std::string, DnsEntry> dns_cache_;  // by address; the members thread's
+  mesh::DescribedMembers dns_members_;  // the members thread's
   absl::Time inventory_mtime_ = absl::InfinitePast();
   int64_t last_expire_ns_ = 0;
 
