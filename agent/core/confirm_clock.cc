@@ -1,5 +1,7 @@
 #include "agent/core/confirm_clock.h"
 
+#include "absl/time/clock.h"
+
 namespace roced::agent {
 
 void ConfirmClock::Arm(absl::Time deadline) {

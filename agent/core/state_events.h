@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "roced/v1/agent.pb.h"
 #include "roced/v1/state.pb.h"
 
 namespace roced::agent {

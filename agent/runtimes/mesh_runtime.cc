@@ -263,7 +263,9 @@ absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ResolveMembers() {
   for (const std::string& address : dns_members_.Listed(*addresses, absl::Now())) {
     if (stop_) break;
     absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
-    if (!d.ok()) LOG_DEBUG << "mesh: " << d.status().message();
+    if (!d.ok()) {
+      LOG_DEBUG << "mesh: " << d.status().message();
+    }
     dns_members_.Described(address,
                            d.ok() ? std::optional<mesh::Member>({d->node_name(), address, d->tor(), d->pod()})
                                   : std::nullopt,
