@@ -121,12 +121,13 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
     request.set_traffic_class(tc);
   }
   // The agent bounds a latency run at two minutes and a bandwidth run at
-  // three times its duration (streaming, then draining) plus a stall
-  // timeout; the call may take that long on top of the usual deadline.
+  // three times its duration (streaming, then draining; without --duration
+  // the longest a config may give) plus a stall timeout; the call may take
+  // that long on top of the usual deadline.
   const absl::Duration run_bound =
       *kind == roced::v1::PROBE_KIND_LATENCY
           ? absl::Seconds(150)
-          : 3 * (flags.duration > absl::ZeroDuration() ? flags.duration : absl::Seconds(30)) +
+          : 3 * (flags.duration > absl::ZeroDuration() ? flags.duration : model::probe_limits::kMaxDuration) +
                 absl::Seconds(20);
   auto stub = roced::v1::Agent::NewStub(ctx.channel);
   grpc::ClientContext call;
