@@ -1,6 +1,8 @@
 #include "agent/flags.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "model/defaults.h"
 
 namespace roced::agent {
 
@@ -21,11 +23,11 @@ void RegisterMeshFlags(Flags* f, util::ArgParser* p) {
                "Instead of --mesh-inventory.");
   p->AddDuration("mesh-window", &f->mesh_window, "DUR",
                  "The sliding window the mesh's loss and round trips are taken over (1s..1h, in "
-                 "6 steps). Default 60s.");
+                 "6 steps).");
   p->AddString("mesh-dscps", &f->mesh_dscps, "LIST",
                "DSCPs the mesh's probes rotate through, comma-separated (at most 8, each 0..63): "
-               "a class dropped on a path shows only when more than one is probed. Default 26 "
-               "(RoCE's).");
+               "a class dropped on a path shows only when more than one is probed. The default "
+               "is RoCE's.");
 }
 
 }  // namespace
@@ -145,11 +147,12 @@ std::string HelpText(const util::ArgParser& parser) {
       "    Under Type=notify, READY=1 is sent once discovery ran and both endpoints\n"
       "    listen; with WatchdogSec set, WATCHDOG=1 is sent at half that interval.\n"
       "\n"
-      "FILES\n"
-      "    /etc/roced/roced.yaml    default config\n"
-      "    /var/lib/roced/          default state directory\n"
-      "    /run/roced/roced.sock    default local API socket\n"
-      "    /var/lib/roced/audit.log the audit trail of mutating calls (JSON lines, rotated\n"
+      "FILES\n",
+      absl::StrFormat("    %-24s default config\n", model::defaults::kConfigPath),
+      absl::StrFormat("    %-24s default state directory\n", absl::StrCat(model::defaults::kStateDir, "/")),
+      absl::StrFormat("    %-24s default local API socket\n", model::defaults::kSocketPath),
+      absl::StrFormat("    %-24s the audit trail of mutating calls (JSON lines, rotated\n",
+                      absl::StrCat(model::defaults::kStateDir, "/audit.log")),
       "                             to audit.log.1 at 16 MiB)\n"
       "    deploy/examples/web-config.yaml\n"
       "                             example --web.config.file (TLS, client\n"
@@ -162,7 +165,8 @@ std::string HelpText(const util::ArgParser& parser) {
       "EXAMPLES\n"
       "    Run on a checked-in fixture tree without hardware:\n"
       "        roced --sysfs-root tests/fixtures/sysfs --config deploy/examples/minimal.yaml \\\n"
-      "              --grpc-listen 127.0.0.1:7471 --insecure --metrics-listen 127.0.0.1:9471 \\\n"
+      "              --grpc-listen 127.0.0.1:", model::defaults::kGrpcPort, " --insecure --metrics-listen 127.0.0.1:",
+      model::defaults::kMetricsPort, " \\\n"
       "              --socket /tmp/roced.sock --state-dir /tmp/roced\n"
       "    With mutual TLS and an access policy:\n"
       "        roced --tls-cert /etc/roced/tls/node.crt --tls-key /etc/roced/tls/node.key \\\n"
@@ -170,9 +174,9 @@ std::string HelpText(const util::ArgParser& parser) {
       "    Serve /metrics over HTTPS with basic authentication:\n"
       "        htpasswd -nbBC 10 prometheus SECRET    # prometheus:$2y$10$...\n"
       "        roced --web.config.file /etc/roced/web-config.yaml\n"
-      "        curl --cacert ca.crt -u prometheus:SECRET https://NODE:9471/metrics\n"
+      "        curl --cacert ca.crt -u prometheus:SECRET https://NODE:", model::defaults::kMetricsPort, "/metrics\n"
       "    Check a config file:\n"
-      "        roced --check-config --config /etc/roced/roced.yaml\n");
+      "        roced --check-config --config ", model::defaults::kConfigPath, "\n");
 }
 
 }  // namespace roced::agent

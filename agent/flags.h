@@ -5,16 +5,17 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "model/defaults.h"
 #include "util/args.h"
 
 namespace roced::agent {
 
 struct Flags {
-  std::string config = "/etc/roced/roced.yaml";
-  std::string grpc_listen = "[::]:7471";
-  std::string metrics_listen = "[::]:9471";
+  std::string config = model::defaults::kConfigPath;
+  std::string grpc_listen = model::defaults::kGrpcListen;
+  std::string metrics_listen = model::defaults::kMetricsListen;
   std::string web_config_file;
-  std::string socket = "/run/roced/roced.sock";
+  std::string socket = model::defaults::kSocketPath;
   std::string socket_group;
   std::string tls_cert;
   std::string tls_key;
@@ -23,17 +24,17 @@ struct Flags {
   bool insecure = false;
   bool insecure_allow_remote = false;
   bool grpc_reflection = false;
-  std::string state_dir = "/var/lib/roced";
-  std::string sysfs_root = "/sys";
-  std::string procfs_root = "/proc";
-  std::string configfs_root = "/sys/kernel/config";
-  std::string debugfs_root = "/sys/kernel/debug";
+  std::string state_dir = model::defaults::kStateDir;
+  std::string sysfs_root = model::defaults::kSysfsRoot;
+  std::string procfs_root = model::defaults::kProcfsRoot;
+  std::string configfs_root = model::defaults::kConfigfsRoot;
+  std::string debugfs_root = model::defaults::kDebugfsRoot;
   std::string log_level = "info";
   std::string mesh_inventory;
   std::string mesh_dns;
-  absl::Duration mesh_window = absl::Seconds(60);
-  std::string mesh_dscps = "26";
-  absl::Duration discovery_interval = absl::Seconds(60);
+  absl::Duration mesh_window = model::defaults::kMeshWindow;
+  std::string mesh_dscps = model::defaults::kMeshDscps;
+  absl::Duration discovery_interval = model::defaults::kDiscoveryInterval;
   bool check_config = false;
   bool version = false;
   bool help = false;

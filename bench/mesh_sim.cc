@@ -53,6 +53,7 @@
 #include "absl/strings/str_format.h"
 #include "mesh/localize.h"
 #include "mesh/pinglist.h"
+#include "model/defaults.h"
 
 namespace {
 
@@ -150,7 +151,8 @@ std::vector<Member> Fleet(const Args& a) {
   for (int h = 0; h < a.hosts; ++h) {
     const int tor = h / a.per_tor;
     const int pod = tor / tors_per_pod;
-    out.push_back({absl::StrCat("host-", h), absl::StrCat("10.", h / 65536, ".", h / 256 % 256, ".", h % 256, ":7471"),
+    out.push_back({absl::StrCat("host-", h), absl::StrCat("10.", h / 65536, ".", h / 256 % 256, ".", h % 256, ":",
+                                                       roced::model::defaults::kGrpcPort),
                    absl::StrCat("tor-", tor), absl::StrCat("pod-", pod)});
   }
   return out;
@@ -484,176 +486,224 @@ std::string DetectSummary(const std::vector<int>& d) {
                       missed ? absl::StrCat(" (", missed, " missed)") : "");
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  const Args a = Parse(argc, argv);
-  const std::vector<Member> fleet = Fleet(a);
+// The pinglists' figures over the fleet.
+struct PinglistStats {
+  size_t tor_count = 0, ordered_pairs = 0;
+  size_t min_peers = SIZE_MAX, max_peers = 0, sum_peers = 0, dropped = 0;
+  double sum_rate = 0, max_rate = 0;
+  size_t covered = 0, covered_k = 0;  // ordered ToR pairs probed (by >= k probers)
+  size_t worst_blind = 0;             // ToR pairs blinded by the worst host down
+  std::string gone;                   // the host that leaves
+  size_t changed = 0, involved = 0;   // entries changed when it leaves; entries it was in
+  double mean_peers = 0, coverage = 0, coverage_k = 0, per_agent_ms = 0;
+  bool coverage_goal = false;
+};
+
+using TorPairs = std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, std::string>>>;
+
+// Peers and rates per agent; the host pairs probing each ordered ToR pair.
+TorPairs CountPeers(const std::vector<Member>& fleet, const Result& all, PinglistStats* st) {
   std::map<std::string, std::string> tor_of;
   std::set<std::string> tors;
   for (const Member& m : fleet) {
     tor_of[m.name] = m.tor;
     tors.insert(m.tor);
   }
-  PinglistOptions options;
-  options.probers_per_tor_pair = a.k;
-  options.max_peers = a.max_peers;
-  const Result all = ComputeAll(fleet, options);
-
-  size_t min_peers = SIZE_MAX, max_peers = 0, sum_peers = 0, dropped = 0;
-  double sum_rate = 0, max_rate = 0;
-  // Ordered ToR pair -> host pairs probing it.
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, std::string>>> pairs;
+  TorPairs pairs;
   for (const auto& [name, list] : all.lists) {
     const size_t n = list.entries.size();
-    min_peers = std::min(min_peers, n);
-    max_peers = std::max(max_peers, n);
-    sum_peers += n;
-    dropped += list.dropped;
+    st->min_peers = std::min(st->min_peers, n);
+    st->max_peers = std::max(st->max_peers, n);
+    st->sum_peers += n;
+    st->dropped += list.dropped;
     double rate = 0;
     for (const auto& e : list.entries) {
       rate += e.scope == PeerScope::kSameTor ? 10.0 : 1.0;
       if (e.scope != PeerScope::kSameTor) pairs[{tor_of[name], e.tor}].push_back({name, e.peer});
     }
-    sum_rate += rate;
-    max_rate = std::max(max_rate, rate);
+    st->sum_rate += rate;
+    st->max_rate = std::max(st->max_rate, rate);
   }
-  const size_t tor_count = tors.size();
-  const size_t ordered_pairs = tor_count * (tor_count - 1);
-  size_t covered = 0, covered_k = 0;
-  for (const auto& [tp, hosts] : pairs) {
-    std::set<std::string> probers;
-    for (const auto& h : hosts) probers.insert(h.first);
-    ++covered;
-    if (probers.size() >= std::min<size_t>(a.k, static_cast<size_t>(a.per_tor))) ++covered_k;
-  }
-  // Worst single host down: ToR pairs whose every host pair involves it.
+  st->tor_count = tors.size();
+  st->ordered_pairs = st->tor_count * (st->tor_count - 1);
+  return pairs;
+}
+
+// Coverage, and the worst single host down: ToR pairs whose every host pair
+// involves it.
+void CountCoverage(const Args& a, const TorPairs& pairs, PinglistStats* st) {
   std::map<std::string, size_t> blinded_by;
   for (const auto& [tp, hosts] : pairs) {
-    std::set<std::string> involved;
+    std::set<std::string> probers, involved;
     for (const auto& [p, t] : hosts) {
+      probers.insert(p);
       involved.insert(p);
       involved.insert(t);
     }
+    ++st->covered;
+    if (probers.size() >= std::min<size_t>(a.k, static_cast<size_t>(a.per_tor))) ++st->covered_k;
     for (const std::string& h : involved) {
       bool all_involve = true;
       for (const auto& [p, t] : hosts) all_involve = all_involve && (p == h || t == h);
       if (all_involve) ++blinded_by[h];
     }
   }
-  size_t worst_blind = 0;
-  for (const auto& [h, n] : blinded_by) worst_blind = std::max(worst_blind, n);
+  for (const auto& [h, n] : blinded_by) st->worst_blind = std::max(st->worst_blind, n);
+}
 
-  // One host leaving (the middle one): entries changed fleet-wide.
-  const std::string gone = fleet[fleet.size() / 2].name;
+// One host leaving (the middle one): entries changed fleet-wide. False when
+// a pinglist cannot be computed.
+bool CountChurn(const std::vector<Member>& fleet, const Result& all, const PinglistOptions& options,
+                PinglistStats* st) {
+  st->gone = fleet[fleet.size() / 2].name;
   std::vector<Member> without;
   for (const Member& m : fleet) {
-    if (m.name != gone) without.push_back(m);
+    if (m.name != st->gone) without.push_back(m);
   }
-  size_t involved = all.lists.at(gone).entries.size();
+  st->involved = all.lists.at(st->gone).entries.size();
   for (const auto& [name, list] : all.lists) {
-    for (const auto& e : list.entries) involved += e.peer == gone;
+    for (const auto& e : list.entries) st->involved += e.peer == st->gone;
   }
-  size_t changed = 0;
   for (const Member& m : without) {
     absl::StatusOr<Pinglist> p = roced::mesh::ComputePinglist(m.name, without, options);
-    if (!p.ok()) return 1;
+    if (!p.ok()) return false;
     std::set<std::string> was;
     for (const auto& e : all.lists.at(m.name).entries) was.insert(e.peer);
-    for (const auto& e : p->entries) changed += was.count(e.peer) == 0;
+    for (const auto& e : p->entries) st->changed += was.count(e.peer) == 0;
   }
+  return true;
+}
 
-  const double mean_peers = static_cast<double>(sum_peers) / static_cast<double>(all.lists.size());
-  const double coverage = 100.0 * static_cast<double>(covered) / static_cast<double>(ordered_pairs);
-  const double coverage_k = 100.0 * static_cast<double>(covered_k) / static_cast<double>(ordered_pairs);
-  const double per_agent_ms = 1000.0 * all.seconds / static_cast<double>(all.lists.size());
-  const bool coverage_goal = covered == ordered_pairs && max_peers <= 1000;
-  LocalizationResults loc;
-  if (a.trials > 0) loc = SimulateFaults(a, fleet, all.lists);
-  const double precision = loc.suspects ? static_cast<double>(loc.correct) / loc.suspects : 1.0;
-  const double recall = loc.injected ? static_cast<double>(loc.found) / loc.injected : 1.0;
+// The localization figures the goals are judged on.
+struct LocalizationSummary {
+  double precision = 1, recall = 1;
   int worst_detect = 0;
   bool all_detected = true;
+  bool goal = true;
+};
+
+LocalizationSummary Summarize(const Args& a, const LocalizationResults& loc) {
+  LocalizationSummary sum;
+  sum.precision = loc.suspects ? static_cast<double>(loc.correct) / loc.suspects : 1.0;
+  sum.recall = loc.injected ? static_cast<double>(loc.found) / loc.injected : 1.0;
   for (const KindResult& r : loc.kinds) {
     for (int d : r.detect_s) {
-      all_detected = all_detected && d >= 0;
-      worst_detect = std::max(worst_detect, d);
+      sum.all_detected = sum.all_detected && d >= 0;
+      sum.worst_detect = std::max(sum.worst_detect, d);
     }
   }
-  const bool detect_goal = all_detected && worst_detect <= 10;
-  const bool loc_goal = a.trials == 0 || (precision >= 0.98 && recall >= 0.99 && detect_goal);
-  const bool goal = coverage_goal && loc_goal;
+  const bool detect_goal = sum.all_detected && sum.worst_detect <= 10;
+  sum.goal = a.trials == 0 || (sum.precision >= 0.98 && sum.recall >= 0.99 && detect_goal);
+  return sum;
+}
+
+void PrintJson(const Args& a, const PinglistStats& st, const LocalizationResults& loc,
+               const LocalizationSummary& sum, size_t agents, bool goal) {
+  std::string kinds;
+  for (const KindResult& r : loc.kinds) {
+    std::string detect;
+    for (int d : r.detect_s) absl::StrAppend(&detect, detect.empty() ? "" : ",", d);
+    absl::StrAppend(&kinds, kinds.empty() ? "" : ",", "{\"fault\":\"", r.name, "\",\"trials\":", r.trials,
+                    ",\"detect_s\":[", detect, "],\"suspects\":", r.suspects, ",\"correct\":", r.correct,
+                    ",\"found\":", r.found, ",\"injected\":", r.injected, "}");
+  }
+  std::printf(
+      "{\"hosts\":%d,\"per_tor\":%d,\"pods\":%d,\"tors\":%zu,\"k\":%u,\"max_peers_bound\":%zu,"
+      "\"peers_min\":%zu,\"peers_mean\":%.2f,\"peers_max\":%zu,\"dropped\":%zu,"
+      "\"probes_per_s_mean\":%.1f,\"probes_per_s_max\":%.1f,\"tor_pairs\":%zu,"
+      "\"tor_pair_coverage_pct\":%.3f,\"tor_pair_coverage_k_pct\":%.3f,\"worst_host_down_blinds\":%zu,"
+      "\"leave_changed_entries\":%zu,\"leave_involved_entries\":%zu,\"compute_ms_per_agent\":%.3f,"
+      "\"localization\":{\"view\":\"%s\",\"trials\":%d,\"seconds\":%d,\"spines\":%d,\"bg_loss\":%g,\"baseline\":%g,"
+      "\"precision\":%.4f,\"recall\":%.4f,\"healthy_trials\":%d,\"healthy_suspects\":%d,"
+      "\"worst_detect_s\":%d,\"all_detected\":%s,\"localize_ms_mean\":%.1f,\"kinds\":[%s]},"
+      "\"goal_met\":%s}\n",
+      a.hosts, a.per_tor, a.pods, st.tor_count, a.k, a.max_peers, st.min_peers, st.mean_peers, st.max_peers,
+      st.dropped, st.sum_rate / static_cast<double>(agents), st.max_rate, st.ordered_pairs, st.coverage,
+      st.coverage_k, st.worst_blind, st.changed, st.involved, st.per_agent_ms,
+      a.prometheus_view ? "prometheus" : "agents", a.trials, a.seconds, a.spines, a.bg_loss, a.baseline,
+      sum.precision, sum.recall, loc.healthy_trials, loc.healthy_suspects, sum.worst_detect,
+      sum.all_detected ? "true" : "false", loc.localize_runs ? loc.localize_ms / loc.localize_runs : 0.0,
+      kinds.c_str(), goal ? "true" : "false");
+}
+
+void PrintPinglistText(const Args& a, const PinglistStats& st, size_t agents) {
+  std::printf("fleet: %d hosts, %d per ToR, %zu ToRs, %d pods; k = %u probers per ToR pair, bound %zu peers\n",
+              a.hosts, a.per_tor, st.tor_count, a.pods, a.k, a.max_peers);
+  std::printf("%-56s %s\n", "peers per agent (min / mean / max)",
+              absl::StrCat(st.min_peers, " / ", absl::StrFormat("%.1f", st.mean_peers), " / ", st.max_peers,
+                           st.dropped ? absl::StrCat(" (", st.dropped, " cut by the bound)") : "")
+                  .c_str());
+  std::printf("%-56s %.1f / %.1f\n", "probes/s per agent at 10/s ToR, 1/s across (mean / max)",
+              st.sum_rate / static_cast<double>(agents), st.max_rate);
+  std::printf("%-56s %zu of %zu (%.3f%%; goal 100%%)\n", "ordered ToR pairs probed", st.covered, st.ordered_pairs,
+              st.coverage);
+  std::printf("%-56s %.3f%%\n", absl::StrCat("... by >= ", a.k, " distinct probers").c_str(), st.coverage_k);
+  std::printf("%-56s %zu\n", "ToR pairs blinded by the worst host down", st.worst_blind);
+  std::printf("%-56s %zu (it was in %zu)\n", absl::StrCat("entries changed when ", st.gone, " leaves").c_str(),
+              st.changed, st.involved);
+  std::printf("%-56s %.3f ms\n", "pinglist computation per agent", st.per_agent_ms);
+  std::printf("coverage goal (100%% of ToR pairs, <= 1,000 peers per agent): %s\n",
+              st.coverage_goal ? "met" : "NOT met");
+}
+
+void PrintLocalizationText(const Args& a, const LocalizationResults& loc, const LocalizationSummary& sum) {
+  std::printf("\nlocalization (%s): %d trials a kind, %d s windows, %d spines, background loss %g, baseline %g\n",
+              a.prometheus_view ? "Prometheus's view: far ends across ToRs known by their ToR" : "the agents' view",
+              a.trials, a.seconds, a.spines, a.bg_loss, a.baseline);
+  std::printf("%-30s %-22s %9s %9s\n", "fault", "detected (median/worst)", "precision", "recall");
+  for (const KindResult& r : loc.kinds) {
+    std::printf("%-30s %-22s %9s %9s\n", r.name.c_str(), r.detect_s.empty() ? "-" : DetectSummary(r.detect_s).c_str(),
+                absl::StrFormat("%d/%d", r.correct, r.suspects).c_str(),
+                absl::StrFormat("%d/%d", r.found, r.injected).c_str());
+  }
+  std::printf("%-30s %-22s %9s\n", "no fault", "-", absl::StrFormat("%d false", loc.healthy_suspects).c_str());
+  int single_suspects = loc.healthy_suspects, single_correct = 0, single_found = 0, single_injected = 0;
+  for (size_t i = 0; i + 1 < loc.kinds.size(); ++i) {
+    single_suspects += loc.kinds[i].suspects;
+    single_correct += loc.kinds[i].correct;
+    single_found += loc.kinds[i].found;
+    single_injected += loc.kinds[i].injected;
+  }
+  std::printf("one fault at a time: precision %.4f, recall %.4f\n",
+              single_suspects ? static_cast<double>(single_correct) / single_suspects : 1.0,
+              single_injected ? static_cast<double>(single_found) / single_injected : 1.0);
+  std::printf("all trials: precision %.4f (goal 0.98), recall %.4f (goal 0.99), detection within %d s (goal 10 s)%s\n",
+              sum.precision, sum.recall, sum.worst_detect, sum.all_detected ? "" : ", some never");
+  std::printf("localization per run over the whole fleet's windows: %.0f ms mean\n",
+              loc.localize_runs ? loc.localize_ms / loc.localize_runs : 0.0);
+  std::printf("localization goals: %s\n", sum.goal ? "met" : "NOT met");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = Parse(argc, argv);
+  const std::vector<Member> fleet = Fleet(a);
+  PinglistOptions options;
+  options.probers_per_tor_pair = a.k;
+  options.max_peers = a.max_peers;
+  const Result all = ComputeAll(fleet, options);
+  const size_t agents = all.lists.size();
+
+  PinglistStats st;
+  CountCoverage(a, CountPeers(fleet, all, &st), &st);
+  if (!CountChurn(fleet, all, options, &st)) return 1;
+  st.mean_peers = static_cast<double>(st.sum_peers) / static_cast<double>(agents);
+  st.coverage = 100.0 * static_cast<double>(st.covered) / static_cast<double>(st.ordered_pairs);
+  st.coverage_k = 100.0 * static_cast<double>(st.covered_k) / static_cast<double>(st.ordered_pairs);
+  st.per_agent_ms = 1000.0 * all.seconds / static_cast<double>(agents);
+  st.coverage_goal = st.covered == st.ordered_pairs && st.max_peers <= 1000;
+
+  LocalizationResults loc;
+  if (a.trials > 0) loc = SimulateFaults(a, fleet, all.lists);
+  const LocalizationSummary sum = Summarize(a, loc);
+  const bool goal = st.coverage_goal && sum.goal;
   if (a.json) {
-    std::string kinds;
-    for (const KindResult& r : loc.kinds) {
-      std::string detect;
-      for (int d : r.detect_s) absl::StrAppend(&detect, detect.empty() ? "" : ",", d);
-      absl::StrAppend(&kinds, kinds.empty() ? "" : ",", "{\"fault\":\"", r.name, "\",\"trials\":", r.trials,
-                      ",\"detect_s\":[", detect, "],\"suspects\":", r.suspects, ",\"correct\":", r.correct,
-                      ",\"found\":", r.found, ",\"injected\":", r.injected, "}");
-    }
-    std::printf(
-        "{\"hosts\":%d,\"per_tor\":%d,\"pods\":%d,\"tors\":%zu,\"k\":%u,\"max_peers_bound\":%zu,"
-        "\"peers_min\":%zu,\"peers_mean\":%.2f,\"peers_max\":%zu,\"dropped\":%zu,"
-        "\"probes_per_s_mean\":%.1f,\"probes_per_s_max\":%.1f,\"tor_pairs\":%zu,"
-        "\"tor_pair_coverage_pct\":%.3f,\"tor_pair_coverage_k_pct\":%.3f,\"worst_host_down_blinds\":%zu,"
-        "\"leave_changed_entries\":%zu,\"leave_involved_entries\":%zu,\"compute_ms_per_agent\":%.3f,"
-        "\"localization\":{\"view\":\"%s\",\"trials\":%d,\"seconds\":%d,\"spines\":%d,\"bg_loss\":%g,\"baseline\":%g,"
-        "\"precision\":%.4f,\"recall\":%.4f,\"healthy_trials\":%d,\"healthy_suspects\":%d,"
-        "\"worst_detect_s\":%d,\"all_detected\":%s,\"localize_ms_mean\":%.1f,\"kinds\":[%s]},"
-        "\"goal_met\":%s}\n",
-        a.hosts, a.per_tor, a.pods, tor_count, a.k, a.max_peers, min_peers, mean_peers, max_peers, dropped,
-        sum_rate / static_cast<double>(all.lists.size()), max_rate, ordered_pairs, coverage, coverage_k,
-        worst_blind, changed, involved, per_agent_ms, a.prometheus_view ? "prometheus" : "agents", a.trials, a.seconds, a.spines, a.bg_loss, a.baseline,
-        precision, recall, loc.healthy_trials, loc.healthy_suspects, worst_detect, all_detected ? "true" : "false",
-        loc.localize_runs ? loc.localize_ms / loc.localize_runs : 0.0, kinds.c_str(), goal ? "true" : "false");
+    PrintJson(a, st, loc, sum, agents, goal);
   } else {
-    std::printf("fleet: %d hosts, %d per ToR, %zu ToRs, %d pods; k = %u probers per ToR pair, bound %zu peers\n",
-                a.hosts, a.per_tor, tor_count, a.pods, a.k, a.max_peers);
-    std::printf("%-56s %s\n", "peers per agent (min / mean / max)",
-                absl::StrCat(min_peers, " / ", absl::StrFormat("%.1f", mean_peers), " / ", max_peers,
-                             dropped ? absl::StrCat(" (", dropped, " cut by the bound)") : "")
-                    .c_str());
-    std::printf("%-56s %.1f / %.1f\n", "probes/s per agent at 10/s ToR, 1/s across (mean / max)",
-                sum_rate / static_cast<double>(all.lists.size()), max_rate);
-    std::printf("%-56s %zu of %zu (%.3f%%; goal 100%%)\n", "ordered ToR pairs probed", covered, ordered_pairs,
-                coverage);
-    std::printf("%-56s %.3f%%\n", absl::StrCat("... by >= ", a.k, " distinct probers").c_str(), coverage_k);
-    std::printf("%-56s %zu\n", "ToR pairs blinded by the worst host down", worst_blind);
-    std::printf("%-56s %zu (it was in %zu)\n", absl::StrCat("entries changed when ", gone, " leaves").c_str(),
-                changed, involved);
-    std::printf("%-56s %.3f ms\n", "pinglist computation per agent", per_agent_ms);
-    std::printf("coverage goal (100%% of ToR pairs, <= 1,000 peers per agent): %s\n",
-                coverage_goal ? "met" : "NOT met");
-    if (a.trials > 0) {
-      std::printf("\nlocalization (%s): %d trials a kind, %d s windows, %d spines, background loss %g, baseline %g\n",
-                  a.prometheus_view ? "Prometheus's view: far ends across ToRs known by their ToR" : "the agents' view",
-                  a.trials, a.seconds, a.spines, a.bg_loss, a.baseline);
-      std::printf("%-30s %-22s %9s %9s\n", "fault", "detected (median/worst)", "precision", "recall");
-      for (const KindResult& r : loc.kinds) {
-        std::printf("%-30s %-22s %9s %9s\n", r.name.c_str(),
-                    r.detect_s.empty() ? "-" : DetectSummary(r.detect_s).c_str(),
-                    absl::StrFormat("%d/%d", r.correct, r.suspects).c_str(),
-                    absl::StrFormat("%d/%d", r.found, r.injected).c_str());
-      }
-      std::printf("%-30s %-22s %9s\n", "no fault", "-",
-                  absl::StrFormat("%d false", loc.healthy_suspects).c_str());
-      int single_suspects = loc.healthy_suspects, single_correct = 0, single_found = 0, single_injected = 0;
-      for (size_t i = 0; i + 1 < loc.kinds.size(); ++i) {
-        single_suspects += loc.kinds[i].suspects;
-        single_correct += loc.kinds[i].correct;
-        single_found += loc.kinds[i].found;
-        single_injected += loc.kinds[i].injected;
-      }
-      std::printf("one fault at a time: precision %.4f, recall %.4f\n",
-                  single_suspects ? static_cast<double>(single_correct) / single_suspects : 1.0,
-                  single_injected ? static_cast<double>(single_found) / single_injected : 1.0);
-      std::printf("all trials: precision %.4f (goal 0.98), recall %.4f (goal 0.99), detection within %d s (goal 10 s)%s\n",
-                  precision, recall, worst_detect, all_detected ? "" : ", some never");
-      std::printf("localization per run over the whole fleet's windows: %.0f ms mean\n",
-                  loc.localize_runs ? loc.localize_ms / loc.localize_runs : 0.0);
-      std::printf("localization goals: %s\n", loc_goal ? "met" : "NOT met");
-    }
+    PrintPinglistText(a, st, agents);
+    if (a.trials > 0) PrintLocalizationText(a, loc, sum);
   }
   return goal ? 0 : 1;
 }

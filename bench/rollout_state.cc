@@ -34,7 +34,9 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "tools/rocectl/rollout.h"
+#include "model/defaults.h"
+#include "rollout/rollout.h"
+#include "rollout/state_file.h"
 
 namespace {
 
@@ -68,7 +70,7 @@ Args Parse(int argc, char** argv) {
     if (i + 1 >= argc) Usage(f + " needs a value");
     const std::string v = argv[++i];
     if (f == "--nodes") {
-      if (!absl::SimpleAtoi(v, &a.nodes) || a.nodes < 1 || a.nodes > roced::ctl::kMaxRolloutTargets) {
+      if (!absl::SimpleAtoi(v, &a.nodes) || a.nodes < 1 || a.nodes > roced::rollout::kMaxRolloutTargets) {
         Usage("--nodes: not a number of targets");
       }
     } else if (f == "--max-unavailable") {
@@ -164,7 +166,7 @@ class Bench {
 
   const Args& args_;
   RolloutState state_;
-  roced::ctl::RolloutStateWriter writer_;
+  roced::rollout::RolloutStateWriter writer_;
   uint64_t step_ = 0;
   uint64_t old_size_ = 0;  // the whole state's JSON as it now is
   uint64_t old_bytes_ = 0;
@@ -197,7 +199,7 @@ void Bench::OldSave() {
   const auto t0 = std::chrono::steady_clock::now();
   RolloutState old = state_;
   old.clear_journal_seq();
-  if (absl::Status s = roced::ctl::SaveRolloutState(path, old); !s.ok()) Usage(std::string(s.message()));
+  if (absl::Status s = roced::rollout::SaveRolloutState(path, old); !s.ok()) Usage(std::string(s.message()));
   old_time_ += std::chrono::steady_clock::now() - t0;
   old_real_bytes_ += std::filesystem::file_size(path);
 }
@@ -261,7 +263,7 @@ void Bench::Run() {
 }
 
 void Bench::Print() {
-  absl::StatusOr<RolloutState> loaded = roced::ctl::LoadRolloutState(args_.dir + "/new.json");
+  absl::StatusOr<RolloutState> loaded = roced::rollout::LoadRolloutState(args_.dir + "/new.json");
   const bool verified = loaded.ok() && google::protobuf::util::MessageDifferencer::Equals(*loaded, state_);
   std::string line = absl::StrCat("nodes=", state_.nodes_size(), " batches=", state_.batch_sizes_size(),
                                   " old_saves=", old_saves_, " config_bytes=", config_bytes_,
@@ -281,16 +283,16 @@ void Bench::Print() {
 
 int main(int argc, char** argv) {
   const Args args = Parse(argc, argv);
-  std::vector<roced::ctl::RolloutTarget> targets;
+  std::vector<roced::rollout::RolloutTarget> targets;
   for (size_t i = 0; i < args.nodes; ++i) {
     targets.push_back({absl::StrCat("node", i), absl::StrCat("10.", i / 65536, ".", i / 256 % 256, ".", i % 256,
-                                                             ":7471")});
+                                                             ":", roced::model::defaults::kGrpcPort)});
   }
-  auto max = roced::ctl::ParseMaxUnavailable(args.max_unavailable, args.nodes);
+  auto max = roced::rollout::ParseMaxUnavailable(args.max_unavailable, args.nodes);
   if (!max.ok()) Usage(std::string(max.status().message()));
-  auto plan = roced::ctl::PlanBatches(args.nodes, 1, *max);
+  auto plan = roced::rollout::PlanBatches(args.nodes, 1, *max);
   if (!plan.ok()) Usage(std::string(plan.status().message()));
-  RolloutState state = roced::ctl::NewRolloutState(targets, *plan);
+  RolloutState state = roced::rollout::NewRolloutState(targets, *plan);
   state.set_config_path("fleet.yaml");
   *state.mutable_config() = ConfigOf(args.config_bytes);
   state.set_canary(1);

@@ -19,12 +19,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,98 +57,119 @@ std::string NetdevOf(const fs::path& port) {
   return "";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Args {
   std::string root;
-  int iterations = 200, level = 0;
+  int iterations = 200;
+  int level = 0;
   bool from_stdin = false;
+};
+
+// The command line; nullopt (after saying why) when it is not usable.
+std::optional<Args> ParseArgs(int argc, char** argv) {
+  Args a;
   for (int i = 1; i < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--stdin") {
-      from_stdin = true;
+    std::string flag = argv[i];
+    if (flag == "--stdin") {
+      a.from_stdin = true;
       --i;
       continue;
     }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "roced_scrape_floor: %s needs a value\n", argv[i]);
-      return 2;
+      return std::nullopt;
     }
-    if (a == "--sysfs") root = argv[i + 1];
-    else if (a == "--iterations") iterations = std::atoi(argv[i + 1]);
-    else if (a == "--gzip-level") level = std::atoi(argv[i + 1]);
+    if (flag == "--sysfs") a.root = argv[i + 1];
+    else if (flag == "--iterations") a.iterations = std::atoi(argv[i + 1]);
+    else if (flag == "--gzip-level") a.level = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "roced_scrape_floor: unknown flag %s\n", argv[i]);
-      return 2;
+      return std::nullopt;
     }
   }
-  if (root.empty() || iterations < 1 || level < 0 || level > 9) {
+  if (a.root.empty() || a.iterations < 1 || a.level < 0 || a.level > 9) {
     std::fprintf(stderr, "usage: roced_scrape_floor --sysfs DIR [--iterations N>0] [--gzip-level 0-9]\n");
-    return 2;
+    return std::nullopt;
   }
-  std::vector<Series> families[2];
-  const char* names[2] = {"roced_rdma_port_counters_total", "roced_rdma_hw_counters_total"};
+  return a;
+}
+
+constexpr const char* kNames[2] = {"roced_rdma_port_counters_total", "roced_rdma_hw_counters_total"};
+
+std::vector<fs::path> SortedEntries(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Every counter file of the tree, opened, with its series' head; by family
+// (counters, hw_counters).
+std::array<std::vector<Series>, 2> OpenSeries(const std::string& root) {
+  std::array<std::vector<Series>, 2> families;
   const char* dirs[2] = {"counters", "hw_counters"};
-  std::vector<fs::path> devices;
-  for (const auto& d : fs::directory_iterator(fs::path(root) / "class" / "infiniband")) {
-    devices.push_back(d.path());
-  }
-  std::sort(devices.begin(), devices.end());
-  for (const fs::path& dev : devices) {
-    std::vector<fs::path> ports;
-    for (const auto& p : fs::directory_iterator(dev / "ports")) ports.push_back(p.path());
-    std::sort(ports.begin(), ports.end());
-    for (const fs::path& port : ports) {
+  for (const fs::path& dev : SortedEntries(fs::path(root) / "class" / "infiniband")) {
+    for (const fs::path& port : SortedEntries(dev / "ports")) {
       const std::string netdev = NetdevOf(port);
       for (int k = 0; k < 2; ++k) {
-        std::error_code ec;
-        std::vector<fs::path> files;
-        for (const auto& f : fs::directory_iterator(port / dirs[k], ec)) files.push_back(f.path());
-        std::sort(files.begin(), files.end());
-        for (const fs::path& f : files) {
+        for (const fs::path& f : SortedEntries(port / dirs[k])) {
           const int fd = open(f.c_str(), O_RDONLY | O_CLOEXEC);
           if (fd < 0) continue;
-          families[k].push_back({fd, std::string(names[k]) + "{device=\"" +
-                                         dev.filename().string() + "\",port=\"" +
-                                         port.filename().string() + "\",netdev=\"" + netdev +
+          families[k].push_back({fd, std::string(kNames[k]) + "{device=\"" + dev.filename().string() +
+                                         "\",port=\"" + port.filename().string() + "\",netdev=\"" + netdev +
                                          "\",counter=\"" + f.filename().string() + "\"} "});
         }
       }
     }
   }
+  return families;
+}
+
+// One scrape's text: every series read with pread and written out.
+void Render(const std::array<std::vector<Series>, 2>& families, std::string* text) {
+  text->clear();
+  for (int k = 0; k < 2; ++k) {
+    *text += "# HELP ";
+    *text += kNames[k];
+    *text += " A counter file of the port.\n# TYPE ";
+    *text += kNames[k];
+    *text += " counter\n";
+    for (const Series& s : families[k]) {
+      char buf[32];
+      const ssize_t n = pread(s.fd, buf, sizeof(buf), 0);
+      if (n <= 0) continue;
+      unsigned long long v = 0;
+      std::from_chars(buf, buf + n, v);
+      *text += s.head;
+      char num[24];
+      auto [end, ec] = std::to_chars(num, num + sizeof(num), v);
+      text->append(num, end);
+      text->push_back('\n');
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<Args> args = ParseArgs(argc, argv);
+  if (!args) return 2;
+  const std::array<std::vector<Series>, 2> families = OpenSeries(args->root);
+  const int level = args->level;
   roced::util::GzipEncoder gzip(level == 0 ? 1 : level);
   std::string text, wire;
   std::vector<double> ms;
   size_t series = families[0].size() + families[1].size();
   char line[64];
-  for (int it = 0; from_stdin || it < iterations; ++it) {
-    if (from_stdin && std::fgets(line, sizeof(line), stdin) == nullptr) return 0;
+  for (int it = 0; args->from_stdin || it < args->iterations; ++it) {
+    if (args->from_stdin && std::fgets(line, sizeof(line), stdin) == nullptr) return 0;
     const auto t0 = std::chrono::steady_clock::now();
-    text.clear();
-    for (int k = 0; k < 2; ++k) {
-      text += "# HELP ";
-      text += names[k];
-      text += " A counter file of the port.\n# TYPE ";
-      text += names[k];
-      text += " counter\n";
-      for (const Series& s : families[k]) {
-        char buf[32];
-        const ssize_t n = pread(s.fd, buf, sizeof(buf), 0);
-        if (n <= 0) continue;
-        unsigned long long v = 0;
-        std::from_chars(buf, buf + n, v);
-        text += s.head;
-        char num[24];
-        auto [end, ec] = std::to_chars(num, num + sizeof(num), v);
-        text.append(num, end);
-        text.push_back('\n');
-      }
-    }
+    Render(families, &text);
     if (level > 0) {
       if (!gzip.Compress(text, &wire).ok()) return 1;
     }
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (from_stdin) {
+    if (args->from_stdin) {
       std::printf("{\"ms\": %.4f, \"series\": %zu, \"text_bytes\": %zu, \"wire_bytes\": %zu}\n",
                   ms.back(), series, text.size(), level > 0 ? wire.size() : text.size());
       std::fflush(stdout);

@@ -10,7 +10,7 @@
 # The floor (bench/scrape_floor.cc, roced_scrape_floor) is measured in the
 # same run on the same tree: the same counter files, opened once and read
 # with pread, written as the same exposition lines, and gzip-compressed at
-# the level roced's /metrics uses (1, agent/metrics_endpoint.h) for the
+# the level roced's /metrics uses (1, agent/serve/metrics_endpoint.h) for the
 # Prometheus case; no HTTP. Its iterations are interleaved with the scrapes
 # (roced, node_exporter, floor, in rotating order), so each finds the
 # caches as a scrape does; the same floor run back to back (every
@@ -168,7 +168,7 @@ import gzip, http.client, json, statistics, subprocess, sys, time
 
 roced_port, ne_port, roced_pid, ne_pid, n = (int(a) for a in sys.argv[1:6])
 floor_bin, sys_root = sys.argv[6], sys.argv[7]
-GZIP_LEVEL = 1  # agent/metrics_endpoint.h: kMetricsGzipLevel
+GZIP_LEVEL = 1  # agent/serve/metrics_endpoint.h: kMetricsGzipLevel
 
 def floor(level):
     """The floor back to back: every iteration on hot caches."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when a function in agent/ or lib/ is longer than the limit.
+"""Fails when a function in agent/, lib/, tools/ or bench/ is longer than the limit.
 
 Usage: function_length_check.py [--limit N] [--root DIR] [FILE...]
 
@@ -69,10 +69,8 @@ def main():
     ap.add_argument('--root', default=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
     ap.add_argument('files', nargs='*')
     args = ap.parse_args()
-    files = args.files or sorted(glob.glob(os.path.join(args.root, 'agent', '*.cc')) +
-                                 glob.glob(os.path.join(args.root, 'lib', '*', '*.cc')) +
-                                 glob.glob(os.path.join(args.root, 'lib', '*', '*.h')) +
-                                 glob.glob(os.path.join(args.root, 'agent', '*.h')))
+    files = args.files or sorted(f for d in ('agent', 'lib', 'tools', 'bench') for ext in ('cc', 'h')
+                                 for f in glob.glob(os.path.join(args.root, d, '**', f'*.{ext}'), recursive=True))
     too_long = []
     for f in files:
         for first, last, text in functions(f):

@@ -16,6 +16,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/ascii.h"
 #include "hal/dcb_netlink.h"
+#include "model/defaults.h"
 #include "probe/baseline.h"
 #include "util/ip_subnet.h"
 
@@ -421,8 +422,9 @@ void Probes(const Ctx& c) {
     c.Add(roced::v1::SEVERITY_WARNING, p.peer(),
           absl::StrCat("the latest ", absl::AsciiStrToLower(kind), " probe failed: ", p.last_failure_reason()),
           "see `rocectl probes " + p.peer() + "` for the history and the failure detail",
-          "peer_unavailable: is roced running there and reachable on 7471? connect_timeout/timeout: is "
-          "RoCE traffic passing (GIDs, MTU, firewall on UDP 4791)? wc_error: the counters in the result");
+          absl::StrCat("peer_unavailable: is roced running there and reachable on ", model::defaults::kGrpcPort,
+                       "? connect_timeout/timeout: is RoCE traffic passing (GIDs, MTU, firewall on UDP 4791)? "
+                       "wc_error: the counters in the result"));
   }
 }
 

@@ -5,17 +5,19 @@
 
 #include <string>
 
+#include "model/defaults.h"
+
 namespace roced::hal {
 
 struct Paths {
-  std::string sysfs = "/sys";
-  std::string procfs = "/proc";
-  std::string configfs = "/sys/kernel/config";
-  std::string debugfs = "/sys/kernel/debug";
+  std::string sysfs = model::defaults::kSysfsRoot;
+  std::string procfs = model::defaults::kProcfsRoot;
+  std::string configfs = model::defaults::kConfigfsRoot;
+  std::string debugfs = model::defaults::kDebugfsRoot;
 
   // True when sysfs is the live kernel's (so libibverbs, which always reads
   // the real /sys, sees the same devices).
-  bool IsLiveSysfs() const { return sysfs == "/sys"; }
+  bool IsLiveSysfs() const { return sysfs == model::defaults::kSysfsRoot; }
 };
 
 }  // namespace roced::hal

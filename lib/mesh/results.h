@@ -36,11 +36,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "mesh/localize.h"
+#include "model/defaults.h"
 
 namespace roced::mesh {
 
 struct ResultWindowOptions {
-  absl::Duration window = absl::Seconds(60);
+  absl::Duration window = model::defaults::kMeshWindow;  // --mesh-window
   uint32_t slots = 6;             // the window's resolution: window / slots
   size_t max_keys = 8192;         // (peer, size, DSCP) series
   size_t max_samples_per_slot = 256;

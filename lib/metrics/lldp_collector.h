@@ -1,5 +1,5 @@
 // Prometheus collector for what the switches say over LLDP, per RoCE netdev
-// (agent/lldp_runtime.h hears it). Bounded: at most 4 neighbours per netdev
+// (agent/runtimes/lldp_runtime.h hears it). Bounded: at most 4 neighbours per netdev
 // and 64 application entries per neighbour (hal/lldp.h).
 //
 // | metric                                   | type  | labels                                   |

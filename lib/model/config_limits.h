@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/time/time.h"
+
 namespace roced::model::config_limits {
 
 // interfaces: a node has a few RoCE ports (two to sixteen NICs, one or two
@@ -41,5 +43,33 @@ inline constexpr size_t kMaxConfigBytes = 1u << 20;
 // before yaml-cpp builds its tree (about 200 bytes a node): a config at the
 // caps above (256 interfaces with full QoS, 1024 peers) has about 60,000.
 inline constexpr size_t kMaxYamlNodes = 100000;
+
+// Value ranges of single fields (validation's Range checks and the
+// messages that quote them).
+// An 802.1p priority, a buffer and a traffic class index: 0-7.
+inline constexpr uint32_t kMaxPriority = 7;
+// DSCP is 6 bits.
+inline constexpr uint32_t kMaxDscp = 63;
+// A ToS byte (roce.default_tos, probes.traffic_class).
+inline constexpr uint32_t kMaxTos = 255;
+// ets.tc_bandwidth entries are percentages, summing to this over ETS classes.
+inline constexpr uint32_t kEtsBandwidthTotal = 100;
+// qos.pfc.delay: the DCB PFC delay allowance, a 16-bit field.
+inline constexpr uint32_t kMaxPfcDelay = 65535;
+// match.netdev: the kernel's IFNAMSIZ less the terminator.
+inline constexpr size_t kMaxNetdevNameLength = 15;
+// match.rdma_device: the kernel's IB_DEVICE_NAME_MAX less the terminator.
+inline constexpr size_t kMaxRdmaDeviceNameLength = 63;
+// hugepages[].count: pages of one pool (2^24 2 MiB pages are 32 TiB).
+inline constexpr uint32_t kMaxHugepageCount = 1u << 24;
+// hugepages[].numa_node: the kernel's largest NODES_SHIFT (10).
+inline constexpr int kMaxNumaNode = 1023;
+// reconcile.interval.
+inline constexpr absl::Duration kMinReconcileInterval = absl::Seconds(1);
+inline constexpr absl::Duration kMaxReconcileInterval = absl::Hours(1);
+// pfc_watchdog.poll_interval, detection_time and restoration_time.
+inline constexpr absl::Duration kMinWatchdogTime = absl::Milliseconds(10);
+inline constexpr absl::Duration kMaxWatchdogPollInterval = absl::Seconds(10);
+inline constexpr absl::Duration kMaxWatchdogTime = absl::Minutes(1);
 
 }  // namespace roced::model::config_limits

@@ -6,12 +6,13 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "model/config_limits.h"
 
 namespace roced::model::probe_limits {
 
 inline constexpr uint32_t kDefaultMaxConcurrent = 4;
 inline constexpr uint32_t kMaxMaxConcurrent = 64;
-inline constexpr uint32_t kMaxTrafficClass = 255;
+inline constexpr uint32_t kMaxTrafficClass = config_limits::kMaxTos;
 
 // probes.peers: a full mesh over a rack or a pod of 1024 nodes. Every peer
 // is scheduled, probed and kept (results, metric series) by the agent, so
@@ -24,7 +25,7 @@ inline constexpr size_t kMaxPeerNameLength = 253;
 inline constexpr size_t kMaxPeerAddressLength = 262;
 // probes.device: an RDMA device name (the kernel's IB_DEVICE_NAME_MAX is 64
 // with the terminating NUL).
-inline constexpr size_t kMaxDeviceNameLength = 63;
+inline constexpr size_t kMaxDeviceNameLength = config_limits::kMaxRdmaDeviceNameLength;
 
 // Latency (RDMA WRITE ping-pong).
 inline constexpr uint32_t kDefaultLatencySize = 2;

@@ -18,6 +18,7 @@
 #include "google/protobuf/descriptor.h"
 #include "model/config_limits.h"
 #include "model/dcqcn_params.h"
+#include "model/defaults.h"
 #include "model/probe_limits.h"
 #include "util/escape.h"
 #include "util/fs.h"
@@ -147,7 +148,7 @@ class Checker {
     std::set<uint32_t> seen;
     for (int i = 0; i < list.size(); ++i) {
       std::string p = absl::StrCat(path, "[", i, "]");
-      if (!Range(p, list[i], 0, 7, "priority")) continue;
+      if (!Range(p, list[i], 0, config_limits::kMaxPriority, "priority")) continue;
       if (!seen.insert(list[i]).second) Error(p, absl::StrCat("priority ", list[i], " listed twice"));
     }
     return seen;
@@ -180,8 +181,8 @@ std::string ListEntryName(const std::string& list) {
 // The count caps of one interface's qos, read off the sizes alone.
 bool CheckQosBounds(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
   bool ok = c.Count(path + ".dscp_to_priority", qos.dscp_to_priority_size(), cl::kMaxDscpEntries,
-                    "one per DSCP value 0-63");
-  const std::string kPrios = "priorities 0-7, each once";
+                    absl::StrCat("one per DSCP value 0-", cl::kMaxDscp));
+  const std::string kPrios = absl::StrCat("priorities 0-", cl::kMaxPriority, ", each once");
   ok &= c.Count(path + ".pfc.priorities", qos.pfc().priorities_size(), cl::kMaxPriorities, kPrios);
   ok &= c.Count(path + ".ecn.np_priorities", qos.ecn().np_priorities_size(), cl::kMaxPriorities, kPrios);
   ok &= c.Count(path + ".ecn.rp_priorities", qos.ecn().rp_priorities_size(), cl::kMaxPriorities, kPrios);
@@ -234,14 +235,14 @@ void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& 
                                       ets.tsa_size()));
   }
   for (int i = 0; i < ets.priority_to_tc_size(); ++i) {
-    c.Range(absl::StrCat(ep, ".priority_to_tc[", i, "]"), ets.priority_to_tc(i), 0, 7,
+    c.Range(absl::StrCat(ep, ".priority_to_tc[", i, "]"), ets.priority_to_tc(i), 0, cl::kMaxPriority,
             "traffic class");
   }
   uint64_t sum = 0;
   bool any_ets = false;
   for (int i = 0; i < ets.tc_bandwidth_size(); ++i) {
     std::string p = absl::StrCat(ep, ".tc_bandwidth[", i, "]");
-    c.Range(p, ets.tc_bandwidth(i), 0, 100, "bandwidth percent");
+    c.Range(p, ets.tc_bandwidth(i), 0, cl::kEtsBandwidthTotal, "bandwidth percent");
     bool is_ets = i < ets.tsa_size() && ets.tsa(i) == roced::v1::TSA_ETS;
     if (is_ets) {
       sum += ets.tc_bandwidth(i);
@@ -252,9 +253,9 @@ void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& 
                               "; only ets classes take a share (use 0)"));
     }
   }
-  if (ets.tsa_size() == 8 && ets.tc_bandwidth_size() == 8 && any_ets && sum != 100) {
+  if (ets.tsa_size() == 8 && ets.tc_bandwidth_size() == 8 && any_ets && sum != cl::kEtsBandwidthTotal) {
     c.Error(ep + ".tc_bandwidth",
-            absl::StrCat("bandwidths of ets traffic classes sum to ", sum, "; they must sum to 100"));
+            absl::StrCat("bandwidths of ets traffic classes sum to ", sum, "; they must sum to ", cl::kEtsBandwidthTotal));
   }
   for (int i = 0; i < ets.tsa_size(); ++i) {
     if (ets.tsa(i) == roced::v1::TSA_UNSPECIFIED) {
@@ -280,7 +281,7 @@ void ValidateBuffers(Checker& c, const std::string& bp, const roced::v1::BufferC
             absl::StrCat("needs exactly 8 entries (one per buffer 0-7), found ", b.size_bytes_size()));
   }
   for (int i = 0; i < b.priority_to_buffer_size(); ++i) {
-    c.Range(absl::StrCat(bp, ".priority_to_buffer[", i, "]"), b.priority_to_buffer(i), 0, 7, "buffer");
+    c.Range(absl::StrCat(bp, ".priority_to_buffer[", i, "]"), b.priority_to_buffer(i), 0, cl::kMaxPriority, "buffer");
   }
   uint64_t sum = 0;
   for (uint32_t size : b.size_bytes()) sum += size;
@@ -335,8 +336,8 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
   std::set<uint32_t> mapped_prios;
   for (const auto& [dscp, prio] : qos.dscp_to_priority()) {
     std::string p = absl::StrCat(path, ".dscp_to_priority[", dscp, "]");
-    c.Range(p, dscp, 0, 63, "DSCP");
-    if (c.Range(p, prio, 0, 7, "priority")) mapped_prios.insert(prio);
+    c.Range(p, dscp, 0, cl::kMaxDscp, "DSCP");
+    if (c.Range(p, prio, 0, cl::kMaxPriority, "priority")) mapped_prios.insert(prio);
   }
   if (qos.trust() == roced::v1::TRUST_PCP && qos.dscp_to_priority_size() > 0) {
     c.Warn(path + ".dscp_to_priority",
@@ -346,7 +347,7 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
   std::set<uint32_t> pfc_prios;
   if (qos.has_pfc()) {
     pfc_prios = c.Priorities(path + ".pfc.priorities", qos.pfc().priorities());
-    if (qos.pfc().has_delay()) c.Range(path + ".pfc.delay", qos.pfc().delay(), 0, 65535, "delay");
+    if (qos.pfc().has_delay()) c.Range(path + ".pfc.delay", qos.pfc().delay(), 0, cl::kMaxPfcDelay, "delay");
     if (qos.trust() == roced::v1::TRUST_DSCP) {
       for (uint32_t prio : pfc_prios) {
         if (!mapped_prios.count(prio)) {
@@ -385,14 +386,16 @@ void ValidateInterface(Checker& c, const std::string& path, const roced::v1::Int
   switch (iface.match().key_case()) {
     case roced::v1::InterfaceMatch::kNetdev:
       key = "netdev=" + iface.match().netdev();
-      if (iface.match().netdev().empty() || iface.match().netdev().size() > 15) {
-        c.Error(path + ".match.netdev", "must be an interface name of 1-15 characters");
+      if (iface.match().netdev().empty() || iface.match().netdev().size() > cl::kMaxNetdevNameLength) {
+        c.Error(path + ".match.netdev",
+                absl::StrCat("must be an interface name of 1-", cl::kMaxNetdevNameLength, " characters"));
       }
       break;
     case roced::v1::InterfaceMatch::kRdmaDevice:
       key = "rdma_device=" + iface.match().rdma_device();
-      if (iface.match().rdma_device().empty() || iface.match().rdma_device().size() > 63) {
-        c.Error(path + ".match.rdma_device", "must be an RDMA device name of 1-63 characters");
+      if (iface.match().rdma_device().empty() || iface.match().rdma_device().size() > cl::kMaxRdmaDeviceNameLength) {
+        c.Error(path + ".match.rdma_device",
+                absl::StrCat("must be an RDMA device name of 1-", cl::kMaxRdmaDeviceNameLength, " characters"));
       }
       break;
     case roced::v1::InterfaceMatch::kPci:
@@ -416,11 +419,11 @@ void ValidateInterface(Checker& c, const std::string& path, const roced::v1::Int
   if (iface.has_roce()) {
     c.Enum(path + ".roce.default_mode", roced::v1::RoceMode_descriptor(), iface.roce().default_mode(), true);
     if (iface.roce().has_default_tos()) {
-      c.Range(path + ".roce.default_tos", iface.roce().default_tos(), 0, 255, "ToS");
+      c.Range(path + ".roce.default_tos", iface.roce().default_tos(), 0, cl::kMaxTos, "ToS");
       const auto& qos = iface.qos();
       uint32_t dscp = iface.roce().default_tos() >> 2;
       if (iface.has_qos() && qos.trust() == roced::v1::TRUST_DSCP &&
-          qos.dscp_to_priority_size() > 0 && iface.roce().default_tos() <= 255 &&
+          qos.dscp_to_priority_size() > 0 && iface.roce().default_tos() <= cl::kMaxTos &&
           !qos.dscp_to_priority().contains(dscp)) {
         c.Warn(path + ".roce.default_tos",
                absl::StrCat("ToS ", iface.roce().default_tos(), " carries DSCP ", dscp,
@@ -440,11 +443,11 @@ void ValidateHugepages(Checker& c, const roced::v1::NodeConfig& config) {
     if (kb == 0) {
       c.Error(path + ".size", absl::StrCat(util::Quoted(hp.size()), " is not a hugepage size; allowed: 2Mi, 1Gi"));
     }
-    c.Range(path + ".count", hp.count(), 0, 1u << 24, "count");
+    c.Range(path + ".count", hp.count(), 0, cl::kMaxHugepageCount, "count");
     int32_t numa = hp.has_numa_node() ? hp.numa_node() : -1;
-    if (hp.has_numa_node() && (hp.numa_node() < 0 || hp.numa_node() > 1023)) {
+    if (hp.has_numa_node() && (hp.numa_node() < 0 || hp.numa_node() > cl::kMaxNumaNode)) {
       c.Error(path + ".numa_node",
-              absl::StrCat("NUMA node ", hp.numa_node(), " is out of range; allowed 0-1023"));
+              absl::StrCat("NUMA node ", hp.numa_node(), " is out of range; allowed 0-", cl::kMaxNumaNode));
     }
     if (kb != 0 && !pools.insert({kb, numa}).second) {
       c.Error(path, absl::StrCat("hugepage pool ", hp.size(),
@@ -504,7 +507,7 @@ void ValidatePeer(Checker& c, const std::string& path, const roced::v1::ProbePee
   if (!util::IsHostPort(peer.address())) {
     c.Error(path + ".address",
             absl::StrCat(util::Quoted(peer.address()),
-                         " is not host:port (port 1-65535; IPv6 in brackets), e.g. 10.0.0.12:7471"));
+                         " is not host:port (port 1-65535; IPv6 in brackets), e.g. 10.0.0.12:", defaults::kGrpcPort));
   }
 }
 
@@ -552,13 +555,17 @@ void ValidateMesh(Checker& c, const roced::v1::MeshConfig& mesh) {
 
 void ValidateTimers(Checker& c, const roced::v1::NodeConfig& config) {
   if (config.has_reconcile() && config.reconcile().has_interval()) {
-    c.DurationRange("reconcile.interval", config.reconcile().interval(), absl::Seconds(1), absl::Hours(1));
+    c.DurationRange("reconcile.interval", config.reconcile().interval(), cl::kMinReconcileInterval,
+                    cl::kMaxReconcileInterval);
   }
   if (config.has_pfc_watchdog()) {
     const auto& w = config.pfc_watchdog();
-    if (w.has_poll_interval()) c.DurationRange("pfc_watchdog.poll_interval", w.poll_interval(), absl::Milliseconds(10), absl::Seconds(10));
-    if (w.has_detection_time()) c.DurationRange("pfc_watchdog.detection_time", w.detection_time(), absl::Milliseconds(10), absl::Minutes(1));
-    if (w.has_restoration_time()) c.DurationRange("pfc_watchdog.restoration_time", w.restoration_time(), absl::Milliseconds(10), absl::Minutes(1));
+    if (w.has_poll_interval()) c.DurationRange("pfc_watchdog.poll_interval", w.poll_interval(), cl::kMinWatchdogTime,
+                                                  cl::kMaxWatchdogPollInterval);
+    if (w.has_detection_time()) c.DurationRange("pfc_watchdog.detection_time", w.detection_time(), cl::kMinWatchdogTime,
+                                                   cl::kMaxWatchdogTime);
+    if (w.has_restoration_time()) c.DurationRange("pfc_watchdog.restoration_time", w.restoration_time(), cl::kMinWatchdogTime,
+                                                     cl::kMaxWatchdogTime);
   }
 }
 
@@ -646,11 +653,11 @@ void SetDefaultDuration(google::protobuf::Duration* d, absl::Duration v) {
 
 void ApplyDefaults(roced::v1::NodeConfig* config) {
   if (config->mode() == roced::v1::MODE_UNSPECIFIED) config->set_mode(roced::v1::MODE_ENFORCE);
-  SetDefaultDuration(config->mutable_reconcile()->mutable_interval(), absl::Seconds(30));
+  SetDefaultDuration(config->mutable_reconcile()->mutable_interval(), defaults::kReconcileInterval);
   auto* wd = config->mutable_pfc_watchdog();
-  SetDefaultDuration(wd->mutable_poll_interval(), absl::Milliseconds(100));
-  SetDefaultDuration(wd->mutable_detection_time(), absl::Milliseconds(200));
-  SetDefaultDuration(wd->mutable_restoration_time(), absl::Milliseconds(400));
+  SetDefaultDuration(wd->mutable_poll_interval(), defaults::kWatchdogPollInterval);
+  SetDefaultDuration(wd->mutable_detection_time(), defaults::kWatchdogDetectionTime);
+  SetDefaultDuration(wd->mutable_restoration_time(), defaults::kWatchdogRestorationTime);
   if (config->has_probes()) {
     auto* pr = config->mutable_probes();
     if (!pr->has_max_concurrent()) pr->set_max_concurrent(pl::kDefaultMaxConcurrent);

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "model/defaults.h"
 #include "probe/counter_delta.h"
 #include "probe/endpoint.h"
 #include "probe/params.h"
@@ -48,7 +49,7 @@ struct InitiatorOptions {
   // Bandwidth: how long outstanding writes may take to drain.
   absl::Duration completion_timeout = absl::Seconds(5);
   // Where the local port's counters are read (hal's counter reader).
-  std::string sysfs_root = "/sys";
+  std::string sysfs_root = model::defaults::kSysfsRoot;
 };
 
 // What one probe produced.

@@ -166,7 +166,7 @@ absl::StatusOr<ProbeParams> ResolveParams(const roced::v1::RunProbeRequest& requ
   if (request.has_traffic_class()) {
     if (request.traffic_class() > pl::kMaxTrafficClass) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "traffic_class: ", request.traffic_class(), " is out of range; allowed 0-255 (ToS)"));
+          "traffic_class: ", request.traffic_class(), " is out of range; allowed 0-", pl::kMaxTrafficClass, " (ToS)"));
     }
     p.traffic_class = request.traffic_class();
   } else if (pc.has_traffic_class()) {

@@ -1,7 +1,7 @@
 // The initiator's seam to the peer agent: the calls a probe makes to the
 // agent at the other end (its ProbePeer service for the responder endpoint,
 // its Agent.GetCounters for the counter deltas). The agent implements it
-// over gRPC (agent/grpc_peer_client.h); tests substitute a fake.
+// over gRPC (agent/runtimes/grpc_peer_client.h); tests substitute a fake.
 //
 // Every call returns within `deadline` (the peer down, unreachable or
 // silent: UNAVAILABLE or DEADLINE_EXCEEDED). Errors carry the peer's status

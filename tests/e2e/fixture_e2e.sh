@@ -126,7 +126,7 @@ check "every thread but the main one is named (unnamed: $unnamed, allowed: $allo
 check "the agent's own threads are roced-<job> (roced-reconcile and roced-netlink found: $own of 2)" test "$own" = 2
 # gRPC's callback API runs two "nexting_thread"s that wake every second for
 # the life of the process (issue 16): nothing in roced may use it (the health
-# service is a sync one of our own, agent/health_service.h).
+# service is a sync one of our own, agent/api/health_service.h).
 nexting=$(cat /proc/"$PID"/task/*/comm 2>/dev/null | grep -cx nexting_thread || true)
 check "no gRPC callback-API thread (nexting_thread: $nexting)" test "$nexting" = 0
 

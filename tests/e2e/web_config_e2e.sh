@@ -9,7 +9,7 @@
 # stopping start-up with the field named. With --installed, the build is
 # installed (cmake --install) into a scratch prefix and the installed roced
 # is the one run: its RUNPATH must find the OpenSSL 3 shim in
-# <prefix>/lib/roced (agent/openssl3_shim/libssl_shim.c says why it is needed).
+# <prefix>/lib/roced (agent/serve/openssl3_shim/libssl_shim.c says why it is needed).
 # Usage: web_config_e2e.sh BIN_DIR SOURCE_DIR [--installed]
 set -euo pipefail
 BIN=$1

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "agent/config_lifecycle.h"
-#include "agent/state_dir.h"
+#include "agent/core/config_lifecycle.h"
+#include "agent/core/state_dir.h"
 #include "fuzz_check.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "model/validate.h"

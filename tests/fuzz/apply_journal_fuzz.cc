@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/restore_queue.h"
-#include "agent/state_dir.h"
+#include "agent/core/restore_queue.h"
+#include "agent/core/state_dir.h"
 #include "fuzz_check.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "restore_fuzz_node.h"

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/config_lifecycle.h"
-#include "agent/state_dir.h"
+#include "agent/core/config_lifecycle.h"
+#include "agent/core/state_dir.h"
 #include "mesh/probe_packet.h"
 #include "model/validate.h"
 #include "util/fs.h"

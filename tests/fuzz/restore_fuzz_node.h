@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "agent/restore_queue.h"
-#include "agent/state_dir.h"
+#include "agent/core/restore_queue.h"
+#include "agent/core/state_dir.h"
 #include "fake_node_io_for_test.h"
 
 namespace roced::fuzz {

@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "access/grpc_tls.h"
 #include "access/roles.h"
-#include "agent/server.h"
-#include "composed_agent.h"
+#include "agent/serve/server.h"
+#include "fixture_daemon.h"
 #include "fake_probe_for_test.h"
 #include "prometheus/text_serializer.h"
 #include "roced/v1/agent.grpc.pb.h"
@@ -57,28 +57,24 @@ class TlsNode {
                    ProbeRuntimeOptions probes = {}, access::TlsFiles tls = {}) {
     dir_ = test_util::MakeTempDir("roced-auth");
     std::ofstream(dir_ + "/roced.yaml") << "apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n" << config;
-    AgentOptions opts;
-    opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-    opts.config_path = dir_ + "/roced.yaml";
-    opts.state_dir = dir_;
-    opts.use_netlink = false;
-    opts.reconcile = false;
-    ServerOptions s;
+    DaemonOptions opts = FixtureDaemonOptions(dir_);
+    opts.agent.reconcile = false;
+    ServerOptions& s = opts.server;
     s.grpc_listen = "127.0.0.1:0";
     s.tls = tls.any() ? tls : access::TlsFiles{CertPath("server.crt"), CertPath("server.key"), CertPath("ca.crt")};
     s.tls_reload_interval_seconds = 1;
     s.policy = std::move(policy);
     s.socket_path = dir_ + "/roced.sock";
-    s.metrics_listen = "";
     s.audit_log = dir_ + "/audit.log";
     probes.factory = &factory_;
     probes.schedule = false;
     probes.open_timeout = absl::Milliseconds(500);
-    node_ = std::make_unique<ComposedAgent>(opts, s, probes);
+    opts.probes = std::move(probes);
+    node_ = std::make_unique<Daemon>(std::move(opts));
     start_ = node_->Start();
   }
   ~TlsNode() {
-    node_->Stop();
+    node_->Stop(absl::Seconds(1));
     std::filesystem::remove_all(dir_);
   }
 
@@ -106,7 +102,7 @@ class TlsNode {
  private:
   probe::FakeEndpointFactoryForTest factory_{&behaviour};
   std::string dir_;
-  std::unique_ptr<ComposedAgent> node_;
+  std::unique_ptr<Daemon> node_;
   absl::Status start_;
 };
 
@@ -381,8 +377,8 @@ ServerOptions Tcp(const std::string& listen) {
 }
 
 absl::Status StartWith(const ServerOptions& s) {
-  FixtureAgent fixture;
-  Agent& agent = *fixture.get();
+  Daemon fixture(FixtureDaemonOptions());
+  Agent& agent = *fixture.agent();
   Server server({&agent, nullptr, nullptr, nullptr}, s);
   absl::Status st = server.Start();
   server.Shutdown(absl::ZeroDuration());

@@ -16,12 +16,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/unknown_field_set.h"
-#include "agent/agent.h"
-#include "agent/describe.h"
-#include "agent/event_bus.h"
-#include "agent/health_service.h"
-#include "agent/server.h"
-#include "composed_agent.h"
+#include "agent/core/agent.h"
+#include "agent/core/describe.h"
+#include "agent/core/event_bus.h"
+#include "agent/api/health_service.h"
+#include "agent/serve/server.h"
+#include "fixture_daemon.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "roced/v1/peer.grpc.pb.h"
@@ -39,17 +39,12 @@ class AgentServerTest : public ::testing::Test {
     dir_ = roced::test_util::MakeTempDir("roced-test");
     config_path_ = dir_ + "/roced.yaml";
     WriteConfig("apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n");
-    AgentOptions opts;
-    opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-    opts.config_path = config_path_;
-    opts.state_dir = dir_;
-    opts.use_netlink = false;
-    ServerOptions sopts;
-    sopts.grpc_listen = "127.0.0.1:0";
-    sopts.insecure = true;
-    sopts.socket_path = dir_ + "/roced.sock";
-    sopts.metrics_listen = "127.0.0.1:0";
-    node_ = std::make_unique<ComposedAgent>(opts, sopts);
+    DaemonOptions opts = FixtureDaemonOptions(dir_);
+    opts.server.grpc_listen = "127.0.0.1:0";
+    opts.server.insecure = true;
+    opts.server.socket_path = dir_ + "/roced.sock";
+    opts.server.metrics_listen = "127.0.0.1:0";
+    node_ = std::make_unique<Daemon>(std::move(opts));
     agent_ = node_->agent();
     server_ = node_->server();
     ASSERT_TRUE(node_->Start().ok());
@@ -57,7 +52,7 @@ class AgentServerTest : public ::testing::Test {
     ASSERT_GT(server_->metrics_port(), 0);
   }
   void TearDown() override {
-    node_->Stop();
+    node_->Stop(absl::Seconds(1));
     std::filesystem::remove_all(dir_);
   }
   void WriteConfig(const std::string& text) {
@@ -76,7 +71,7 @@ class AgentServerTest : public ::testing::Test {
 
   std::string dir_;
   std::string config_path_;
-  std::unique_ptr<ComposedAgent> node_;
+  std::unique_ptr<Daemon> node_;
   Agent* agent_ = nullptr;
   Server* server_ = nullptr;
 };
@@ -354,8 +349,8 @@ TEST_F(HealthServiceTest, WatchersAreBoundedAndACancelledOneFreesItsPlace) {
 // Off unless asked for (agent_auth_test checks that); --grpc-reflection
 // turns it on.
 TEST(AgentServerReflection, ServerReflectionListsTheServicesWhenEnabled) {
-  FixtureAgent fixture;
-  Agent& agent = *fixture.get();
+  Daemon fixture(FixtureDaemonOptions());
+  Agent& agent = *fixture.agent();
   ServerOptions so;
   so.grpc_listen = "127.0.0.1:0";
   so.insecure = true;
@@ -464,8 +459,8 @@ TEST_F(AgentServerTest, MetricsEndpointServesDeviceAndHealthSeries) {
 }
 
 TEST(AgentServerStartup, SecondServerOnTheSamePortFailsWithAddress) {
-  FixtureAgent fixture;
-  Agent& agent = *fixture.get();
+  Daemon fixture(FixtureDaemonOptions());
+  Agent& agent = *fixture.agent();
   ServerOptions s1;
   s1.grpc_listen = "127.0.0.1:0";
   s1.insecure = true;
@@ -488,7 +483,7 @@ TEST(CivetListenAddress, WildcardIpv6ListensOnEverything) {
   EXPECT_EQ(CivetListenAddress("127.0.0.1:9471"), "127.0.0.1:9471");
 }
 
-// The bounds on what callers may send (agent/server.h, agent/event_bus.h,
+// The bounds on what callers may send (agent/serve/server.h, agent/core/event_bus.h,
 // model/config_limits.h), over a real server.
 
 roced::v1::ApplyConfigRequest EmptyInterfaces(int n) {

@@ -13,14 +13,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
-#include "agent/config_lifecycle.h"
-#include "agent/describe.h"
-#include "agent/discovery.h"
-#include "agent/mesh_runtime.h"
-#include "composed_agent.h"
+#include "agent/core/config_lifecycle.h"
+#include "agent/core/describe.h"
+#include "agent/core/discovery.h"
+#include "agent/runtimes/mesh_runtime.h"
+#include "fixture_daemon.h"
+#include "hal/pressure.h"
 #include "prometheus/text_serializer.h"
-#include "agent/published_state.h"
-#include "agent/restore_queue.h"
+#include "agent/core/published_state.h"
+#include "agent/core/restore_queue.h"
 #include "fake_node_io_for_test.h"
 #include "test_util.h"
 #include "util/fs.h"
@@ -517,8 +518,8 @@ roced::v1::ListMeshResultsResponse Described(const MeshRuntime& runtime, size_t 
 }
 
 TEST(MeshRuntime, OffSaysHowToTurnItOn) {
-  FixtureAgent agent;
-  MeshRuntime runtime(agent.get(), nullptr, {});
+  Daemon agent(FixtureDaemonOptions());
+  MeshRuntime runtime(agent.agent(), nullptr, {});
   EXPECT_FALSE(runtime.enabled());
   absl::StatusOr<roced::v1::ListMeshResultsResponse> r = runtime.List({});
   ASSERT_FALSE(r.ok());
@@ -527,8 +528,8 @@ TEST(MeshRuntime, OffSaysHowToTurnItOn) {
 }
 
 TEST(MeshRuntime, PeersFromTheInventoryEndpointsFromTheirDescribe) {
-  FixtureAgent agent;
-  const std::string self = agent.get()->State().hostname();
+  Daemon agent(FixtureDaemonOptions());
+  const std::string self = agent.agent()->State().hostname();
   const std::string dir = test_util::MakeTempDir("roced-mesh");
   ASSERT_TRUE(util::WriteFileAtomic(dir + "/inventory", absl::StrCat(self, " 127.0.0.1:1 tor-x pod-1\n",
                                                                      "peer-a 127.0.0.1:2 tor-x pod-1\n",
@@ -547,7 +548,7 @@ TEST(MeshRuntime, PeersFromTheInventoryEndpointsFromTheirDescribe) {
   };
   auto registry = std::make_shared<prometheus::Registry>();
   options.registry = registry.get();
-  MeshRuntime runtime(agent.get(), nullptr, options);
+  MeshRuntime runtime(agent.agent(), nullptr, options);
   runtime.Start();
   roced::v1::ListMeshResultsResponse r = Described(runtime, 3);
   // The describes and the UD port's opening run on two threads: wait for
@@ -587,7 +588,7 @@ TEST(MeshRuntime, PeersFromTheInventoryEndpointsFromTheirDescribe) {
 }
 
 TEST(MeshRuntime, AnInventoryWithoutThisNodeIsAProblemNamed) {
-  FixtureAgent agent;
+  Daemon agent(FixtureDaemonOptions());
   const std::string dir = test_util::MakeTempDir("roced-mesh");
   ASSERT_TRUE(util::WriteFileAtomic(dir + "/inventory", "peer-a 127.0.0.1:2 tor-x\n").ok());
   MeshRuntimeOptions options;
@@ -596,7 +597,7 @@ TEST(MeshRuntime, AnInventoryWithoutThisNodeIsAProblemNamed) {
   options.describe = [](const std::string&, absl::Time) -> absl::StatusOr<roced::v1::DescribeResponse> {
     return absl::UnavailableError("no");
   };
-  MeshRuntime runtime(agent.get(), nullptr, options);
+  MeshRuntime runtime(agent.agent(), nullptr, options);
   runtime.Start();
   roced::v1::ListMeshResultsResponse r;
   for (int i = 0; i < 500 && r.problem().find("inventory") == std::string::npos; ++i) {
@@ -608,29 +609,26 @@ TEST(MeshRuntime, AnInventoryWithoutThisNodeIsAProblemNamed) {
   EXPECT_EQ(r.peers_size(), 0);
 }
 
-TEST(MeshRuntime, SlowdownFollowsCpuPressureWithinItsBounds) {
-  EXPECT_EQ(NextSlowdown(1, 50), 2);
-  EXPECT_EQ(NextSlowdown(8, 90), 10);  // at most a tenth of the rates
-  EXPECT_EQ(NextSlowdown(10, 90), 10);
-  EXPECT_EQ(NextSlowdown(4, 5), 2);
-  EXPECT_EQ(NextSlowdown(1, 0), 1);    // never faster than the schedule
-  EXPECT_EQ(NextSlowdown(4, 20), 4);   // between the thresholds: kept
+TEST(CpuPressure, SomeAvg10FromProcfsAndNothingWithoutPsi) {
   const std::string dir = test_util::MakeTempDir("roced-psi");
   std::filesystem::create_directories(dir + "/pressure");
   ASSERT_TRUE(util::WriteFileAtomic(dir + "/pressure/cpu",
                                     "some avg10=43.21 avg60=1.00 avg300=0.50 total=12345\n"
                                     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
                   .ok());
-  EXPECT_EQ(CpuPressureAvg10(dir), 43.21);
-  EXPECT_EQ(CpuPressureAvg10(dir + "/none"), std::nullopt);
+  hal::Paths paths;
+  paths.procfs = dir;
+  EXPECT_EQ(hal::CpuPressureAvg10(paths), 43.21);
+  paths.procfs = dir + "/none";
+  EXPECT_EQ(hal::CpuPressureAvg10(paths), std::nullopt);
 }
 
 // The DNS source: the name's addresses, each described to learn its node
 // name, ToR and pod; an address that does not answer is left out; this node
 // is found among them by its hostname.
 TEST(MeshRuntime, MembersFromADnsNameAndTheirDescribe) {
-  FixtureAgent agent;
-  const std::string self = agent.get()->State().hostname();
+  Daemon agent(FixtureDaemonOptions());
+  const std::string self = agent.agent()->State().hostname();
   const std::string dir = test_util::MakeTempDir("roced-mesh");
   MeshRuntimeOptions options;
   options.dns_name = "roced.fleet.svc";
@@ -651,7 +649,7 @@ TEST(MeshRuntime, MembersFromADnsNameAndTheirDescribe) {
     d.set_pod("pod-9");
     return d;
   };
-  MeshRuntime runtime(agent.get(), nullptr, options);
+  MeshRuntime runtime(agent.agent(), nullptr, options);
   EXPECT_TRUE(runtime.enabled());
   runtime.Start();
   roced::v1::ListMeshResultsResponse r = Described(runtime, 1);

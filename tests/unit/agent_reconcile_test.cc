@@ -10,7 +10,7 @@
 #include <fstream>
 #include <set>
 
-#include "agent/agent.h"
+#include "agent/core/agent.h"
 #include "fake_node_io_for_test.h"
 #include "google/protobuf/util/json_util.h"
 #include "model/config_yaml.h"

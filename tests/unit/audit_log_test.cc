@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/audit_log.h"
+#include "agent/api/audit_log.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "test_util.h"

@@ -1,7 +1,7 @@
 // ResolveStartupConfig: every combination of what the state directory holds,
 // whether the config file is there and changed, and a provisional deadline
 // before or after now, as a table.
-#include "agent/config_lifecycle.h"
+#include "agent/core/config_lifecycle.h"
 
 #include <gtest/gtest.h>
 

@@ -5,14 +5,14 @@
 // was, says why (state, event, metric) and keeps saying it across configs
 // and restarts; the policy and its baseline survive a restart; policies the
 // agent cannot judge are refused before anything changes.
-#include "agent/confirm_guard.h"
+#include "agent/runtimes/confirm_guard.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "agent/agent.h"
+#include "agent/core/agent.h"
 #include "fake_node_io_for_test.h"
 #include "model/config_yaml.h"
 #include "prometheus/text_serializer.h"
@@ -104,8 +104,8 @@ TEST_F(ConfirmGuardTest, GatesThatHoldAreConfirmedByTheAgentAtTheWindowsEnd) {
   const uint64_t g = r->generation();
   // The deadline is the window and the grace: the backstop.
   const absl::Duration until = util::FromProto(r->confirm_deadline()) - absl::Now();
-  EXPECT_LE(until, absl::Seconds(30) + kConfirmPolicyGrace);
-  EXPECT_GT(until, absl::Seconds(29) + kConfirmPolicyGrace);
+  EXPECT_LE(until, absl::Seconds(30) + model::defaults::kConfirmPolicyGrace);
+  EXPECT_GT(until, absl::Seconds(29) + model::defaults::kConfirmPolicyGrace);
   EXPECT_TRUE(guard_->CheckOnce());
   roced::v1::NodeState mid = agent_->State();
   EXPECT_TRUE(mid.config().has_confirm_deadline()) << "confirmed before the window ended";

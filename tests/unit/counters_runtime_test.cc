@@ -2,7 +2,7 @@
 // fixture tree (values, rates, filters), the counter families on the real
 // /metrics endpoint, and a PFC storm seen by the watchdog through a
 // stand-in netdev statistics reader, published on WatchState and exported.
-#include "agent/counters_runtime.h"
+#include "agent/runtimes/counters_runtime.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "agent/agent.h"
-#include "agent/backends.h"
-#include "agent/server.h"
+#include "agent/core/agent.h"
+#include "agent/core/backends.h"
+#include "agent/serve/server.h"
 #include "roced/v1/agent.grpc.pb.h"
 
 #include "test_util.h"

@@ -2,7 +2,7 @@
 // bounded by event count and by encoded bytes (the oldest events go).
 #include <gtest/gtest.h>
 
-#include "agent/event_bus.h"
+#include "agent/core/event_bus.h"
 
 namespace roced::agent {
 namespace {

@@ -15,9 +15,9 @@
 #include <regex>
 #include <sstream>
 
-#include "agent/agent.h"
-#include "agent/backends.h"
-#include "agent/lldp_runtime.h"
+#include "agent/core/agent.h"
+#include "agent/core/backends.h"
+#include "agent/runtimes/lldp_runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hal/lldp.h"

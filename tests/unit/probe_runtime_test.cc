@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "agent/agent.h"
-#include "agent/probe_runtime.h"
-#include "agent/server.h"
-#include "composed_agent.h"
+#include "agent/core/agent.h"
+#include "agent/runtimes/probe_runtime.h"
+#include "agent/serve/server.h"
+#include "fixture_daemon.h"
 #include "fake_probe_for_test.h"
 #include "google/protobuf/util/json_util.h"
 #include "probe/reason.h"
@@ -53,27 +53,20 @@ class Node {
     FILE* f = fopen((dir_ + "/roced.yaml").c_str(), "w");
     fputs(absl::StrCat("apiVersion: roced/v1\nkind: NodeConfig\nmode: observe\n", config).c_str(), f);
     fclose(f);
-    AgentOptions opts;
-    opts.paths.sysfs = std::string(ROCED_FIXTURES) + "/sysfs";
-    opts.config_path = dir_ + "/roced.yaml";
-    opts.state_dir = dir_;
-    opts.use_netlink = false;
-    opts.reconcile = false;
-    ServerOptions sopts;
-    sopts.grpc_listen = "127.0.0.1:0";
-    sopts.insecure = true;
-    sopts.socket_path = "";
-    sopts.metrics_listen = "";
-    ProbeRuntimeOptions probes = extra;
-    if (fake) probes.factory = &factory_;
-    probes.schedule = schedule;
-    node_ = std::make_unique<ComposedAgent>(opts, sopts, probes);
+    DaemonOptions opts = FixtureDaemonOptions(dir_);
+    opts.agent.reconcile = false;
+    opts.server.grpc_listen = "127.0.0.1:0";
+    opts.server.insecure = true;
+    opts.probes = extra;
+    if (fake) opts.probes.factory = &factory_;
+    opts.probes.schedule = schedule;
+    node_ = std::make_unique<Daemon>(std::move(opts));
     agent_ = node_->agent();
     server_ = node_->server();
     EXPECT_TRUE(node_->Start().ok());
   }
   ~Node() {
-    node_->Stop();
+    node_->Stop(absl::Seconds(1));
     std::filesystem::remove_all(dir_);
   }
 
@@ -101,7 +94,7 @@ class Node {
  private:
   FakeFactory factory_{&behaviour};
   std::string dir_;
-  std::unique_ptr<ComposedAgent> node_;
+  std::unique_ptr<Daemon> node_;
   Agent* agent_ = nullptr;
   Server* server_ = nullptr;
 };

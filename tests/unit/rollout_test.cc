@@ -1,9 +1,10 @@
-// rocectl rollout's pure parts (tools/rocectl/rollout.h): the batch plan and
+// A rollout's pure parts (lib/rollout/rollout.h, state_file.h) and rocectl's
+// table of it (tools/rocectl/rollout_table.h): the batch plan and
 // its flags' errors, the targets file, the outcome of a generation read
 // from a ConfigStatus, the resume decisions for a node caught mid-step, and
 // the state file: its snapshot and journal, what a kill at any point leaves
 // and what a whole rollout writes.
-#include "tools/rocectl/rollout.h"
+#include "rollout/rollout.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,10 +17,14 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "model/confirm_policy.h"
+#include "rollout/state_file.h"
+#include "tools/rocectl/rollout_table.h"
 #include "util/fs.h"
 
-namespace roced::ctl {
+namespace roced::rollout {
 namespace {
+
+using ctl::RolloutTable;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -535,4 +540,4 @@ TEST(RolloutStateFile, TableShowsEachNode) {
 }
 
 }  // namespace
-}  // namespace roced::ctl
+}  // namespace roced::rollout

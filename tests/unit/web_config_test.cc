@@ -7,9 +7,9 @@
 #include <mutex>
 #include <string>
 
-#include "agent/basic_auth.h"
-#include "agent/metrics_endpoint.h"
-#include "agent/web_config.h"
+#include "agent/serve/basic_auth.h"
+#include "agent/serve/metrics_endpoint.h"
+#include "agent/serve/web_config.h"
 #include "model/readiness.h"
 #include "util/http_get.h"
 #include "gmock/gmock.h"

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "model/defaults.h"
 #include "tools/rocectl/commands.h"
 
 namespace roced::ctl {
@@ -173,7 +174,7 @@ std::string TopLevelHelp(const std::string& options) {
       "\n"
       "EXAMPLES\n"
       "    rocectl status\n"
-      "    rocectl --target 10.0.0.11:7471 -o json status | jq '.devices[].name'\n"
+      "    rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort, " -o json status | jq '.devices[].name'\n"
       "    rocectl diagnose --checks pfc_dscp,ecn\n"
       "    rocectl --ca ca.pem --cert me.pem --key me.key rollout -f lossless.yaml \\\n"
       "        --targets fleet.txt --canary 1 --max-unavailable 10% --on-failure rollback\n");

@@ -11,8 +11,10 @@
 #include <mutex>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "access/grpc_tls.h"
 #include "access/tls_files.h"
+#include "model/defaults.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/format.h"
 #include "tools/rocectl/tls_probe.h"
@@ -24,7 +26,7 @@ using roced::ctl::kExitUsage;
 
 struct Globals {
   std::string target;
-  std::string socket = "/run/roced/roced.sock";
+  std::string socket = roced::model::defaults::kSocketPath;
   std::string output = "table";
   absl::Duration timeout = absl::Seconds(10);
   roced::access::TlsFiles tls;
@@ -47,8 +49,8 @@ void FromEnvironment(Globals* g) {
 
 void Register(Globals* g, roced::util::ArgParser* p) {
   p->AddString("target", &g->target, "HOST:PORT",
-               "Talk to the agent's gRPC TCP endpoint (e.g. 10.0.0.11:7471) instead of the "
-               "local unix socket.");
+               absl::StrCat("Talk to the agent's gRPC TCP endpoint (e.g. 10.0.0.11:", roced::model::defaults::kGrpcPort,
+                            ") instead of the local unix socket."));
   p->AddString("socket", &g->socket, "PATH", "The agent's local unix socket.");
   p->AddString("cert", &g->tls.cert, "FILE",
                "Client certificate (PEM) for --target; its identity gets the roles the "

@@ -6,10 +6,12 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "mesh/inventory.h"
+#include "model/defaults.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/mesh_format.h"
@@ -27,7 +29,7 @@ struct MeshFlags {
   std::string dns;
   std::string baseline_loss;
   std::string prometheus;
-  absl::Duration window = absl::Seconds(60);
+  absl::Duration window = model::defaults::kMeshWindow;
 };
 
 MeshAnswer Ask(const std::shared_ptr<grpc::Channel>& channel, const CommandContext& ctx, MeshAnswer answer) {
@@ -67,6 +69,94 @@ std::vector<MeshAnswer> AskAll(const CommandContext& ctx, const std::vector<mesh
   return answers;
 }
 
+// Who was asked and what they answered; `exit` set when that failed.
+struct Gathered {
+  std::vector<mesh::Member> members;
+  std::vector<MeshAnswer> answers;
+  std::optional<int> exit;
+};
+
+// --prometheus: the agents' series as Prometheus scraped them.
+Gathered FromPrometheus(const CommandContext& ctx, const MeshFlags& flags) {
+  Gathered g;
+  absl::StatusOr<util::HttpUrl> url = util::ParseHttpUrl("--prometheus", flags.prometheus);
+  if (!url.ok()) {
+    std::cerr << "rocectl: " << url.status().message() << "\n";
+    g.exit = kExitUsage;
+    return g;
+  }
+  if (flags.window < kMinPrometheusWindow || flags.window > kMaxPrometheusWindow) {
+    std::cerr << "rocectl: --window: " << absl::FormatDuration(flags.window) << " is not in "
+              << absl::FormatDuration(kMinPrometheusWindow) << "-" << absl::FormatDuration(kMaxPrometheusWindow)
+              << "\n";
+    g.exit = kExitUsage;
+    return g;
+  }
+  absl::StatusOr<MeshFromPrometheus> from = QueryPrometheusMesh(*url, flags.window, ctx.timeout);
+  if (!from.ok()) {
+    std::cerr << "rocectl: --prometheus " << flags.prometheus << ": " << from.status().message() << "\n";
+    g.exit = kExitError;
+    return g;
+  }
+  if (from->series_unreadable > 0) {
+    std::cerr << "rocectl: " << from->series_unreadable << " series left out (bad size/dscp label or value)\n";
+  }
+  g.members = std::move(from->members);
+  g.answers = std::move(from->answers);
+  return g;
+}
+
+// --dns: every agent the name resolves to; who each is comes from its
+// answer.
+Gathered FromDns(const CommandContext& ctx, const MeshFlags& flags) {
+  Gathered g;
+  absl::StatusOr<std::pair<std::string, uint16_t>> dns = util::ParseNamePort("--dns", flags.dns);
+  absl::StatusOr<std::vector<std::string>> addresses =
+      dns.ok() ? util::ResolveAll(dns->first, dns->second) : absl::StatusOr<std::vector<std::string>>(dns.status());
+  if (!addresses.ok() || !ctx.connect) {
+    std::cerr << "rocectl: --dns: "
+              << (addresses.ok() ? "give --ca, --cert and --key, or --insecure" : addresses.status().message())
+              << "\n";
+    g.exit = kExitUsage;
+    return g;
+  }
+  std::vector<mesh::Member> targets;
+  for (const std::string& a : *addresses) targets.push_back({"", a, "", ""});
+  g.answers = AskAll(ctx, targets);
+  return g;
+}
+
+// --targets: the members an inventory file lists.
+Gathered FromTargets(const CommandContext& ctx, const MeshFlags& flags) {
+  Gathered g;
+  if (!ctx.connect) {
+    std::cerr << "rocectl: mesh --targets calls agents over TCP: give --ca, --cert and --key (or "
+                 "ROCECTL_CA, ROCECTL_CERT, ROCECTL_KEY), or --insecure\n";
+    g.exit = kExitUsage;
+    return g;
+  }
+  absl::StatusOr<std::string> text = util::ReadFile(flags.targets);
+  absl::StatusOr<std::vector<mesh::Member>> parsed =
+      text.ok() ? mesh::ParseInventory(*text) : absl::StatusOr<std::vector<mesh::Member>>(text.status());
+  if (!parsed.ok()) {
+    std::cerr << "rocectl: --targets " << flags.targets << ": " << parsed.status().message() << "\n";
+    g.exit = kExitUsage;
+    return g;
+  }
+  g.members = *std::move(parsed);
+  g.answers = AskAll(ctx, g.members);
+  return g;
+}
+
+Gathered Gather(const CommandContext& ctx, const MeshFlags& flags) {
+  if (!flags.prometheus.empty()) return FromPrometheus(ctx, flags);
+  if (!flags.dns.empty()) return FromDns(ctx, flags);
+  if (!flags.targets.empty()) return FromTargets(ctx, flags);
+  Gathered g;
+  g.answers.push_back(Ask(ctx.channel, ctx, MeshAnswer{"", ctx.where, {}, ""}));
+  return g;
+}
+
 int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector<std::string>& args) {
   if (!NoArguments("mesh", args)) return kExitUsage;
   mesh::LocalizeOptions options;
@@ -74,81 +164,27 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
     std::cerr << "rocectl: --baseline-loss: \"" << flags.baseline_loss << "\" is not a number\n";
     return kExitUsage;
   }
-  std::vector<mesh::Member> members;
-  std::vector<MeshAnswer> answers;
   if (!flags.targets.empty() + !flags.dns.empty() + !flags.prometheus.empty() > 1) {
     std::cerr << "rocectl: mesh: give one of --targets, --dns and --prometheus\n";
     return kExitUsage;
   }
-  if (!flags.prometheus.empty()) {
-    absl::StatusOr<util::HttpUrl> url = util::ParseHttpUrl("--prometheus", flags.prometheus);
-    if (!url.ok()) {
-      std::cerr << "rocectl: " << url.status().message() << "\n";
-      return kExitUsage;
-    }
-    if (flags.window < kMinPrometheusWindow || flags.window > kMaxPrometheusWindow) {
-      std::cerr << "rocectl: --window: " << absl::FormatDuration(flags.window) << " is not in "
-                << absl::FormatDuration(kMinPrometheusWindow) << "-" << absl::FormatDuration(kMaxPrometheusWindow)
-                << "\n";
-      return kExitUsage;
-    }
-    absl::StatusOr<MeshFromPrometheus> from = QueryPrometheusMesh(*url, flags.window, ctx.timeout);
-    if (!from.ok()) {
-      std::cerr << "rocectl: --prometheus " << flags.prometheus << ": " << from.status().message() << "\n";
-      return kExitError;
-    }
-    if (from->series_unreadable > 0) {
-      std::cerr << "rocectl: " << from->series_unreadable << " series left out (bad size/dscp label or value)\n";
-    }
-    members = std::move(from->members);
-    answers = std::move(from->answers);
-  } else if (!flags.dns.empty()) {
-    // Every agent the name resolves to; who each is comes from its answer.
-    absl::StatusOr<std::pair<std::string, uint16_t>> dns = util::ParseNamePort("--dns", flags.dns);
-    absl::StatusOr<std::vector<std::string>> addresses =
-        dns.ok() ? util::ResolveAll(dns->first, dns->second) : absl::StatusOr<std::vector<std::string>>(dns.status());
-    if (!addresses.ok() || !ctx.connect) {
-      std::cerr << "rocectl: --dns: "
-                << (addresses.ok() ? "give --ca, --cert and --key, or --insecure" : addresses.status().message())
-                << "\n";
-      return kExitUsage;
-    }
-    std::vector<mesh::Member> targets;
-    for (const std::string& a : *addresses) targets.push_back({"", a, "", ""});
-    answers = AskAll(ctx, targets);
-  } else if (flags.targets.empty()) {
-    answers.push_back(Ask(ctx.channel, ctx, MeshAnswer{"", ctx.where, {}, ""}));
-  } else {
-    if (!ctx.connect) {
-      std::cerr << "rocectl: mesh --targets calls agents over TCP: give --ca, --cert and --key (or "
-                   "ROCECTL_CA, ROCECTL_CERT, ROCECTL_KEY), or --insecure\n";
-      return kExitUsage;
-    }
-    absl::StatusOr<std::string> text = util::ReadFile(flags.targets);
-    absl::StatusOr<std::vector<mesh::Member>> parsed =
-        text.ok() ? mesh::ParseInventory(*text) : absl::StatusOr<std::vector<mesh::Member>>(text.status());
-    if (!parsed.ok()) {
-      std::cerr << "rocectl: --targets " << flags.targets << ": " << parsed.status().message() << "\n";
-      return kExitUsage;
-    }
-    members = *std::move(parsed);
-    answers = AskAll(ctx, members);
-  }
-  absl::StatusOr<roced::v1::MeshReport> report = BuildMeshReport(members, answers, options);
+  const Gathered g = Gather(ctx, flags);
+  if (g.exit) return *g.exit;
+  absl::StatusOr<roced::v1::MeshReport> report = BuildMeshReport(g.members, g.answers, options);
   if (!report.ok()) {
     std::cerr << "rocectl: --baseline-loss: " << report.status().message() << "\n";
     return kExitUsage;
   }
   // From Prometheus the per-agent series are the report's input, not
   // something an agent said: a fleet's worth is left out of -o json.
-  if (!flags.prometheus.empty() && answers.size() > 1) report->clear_results();
+  if (!flags.prometheus.empty() && g.answers.size() > 1) report->clear_results();
   if (ctx.output == Output::kTable) {
     std::cout << MeshTable(*report);
   } else {
     std::cout << (ctx.output == Output::kJson ? ToJson(*report) : ToYaml(*report));
   }
   if (report->agents_answered() == 0) {
-    std::cerr << "rocectl: no agent answered: " << (answers.empty() ? "" : answers[0].error) << "\n";
+    std::cerr << "rocectl: no agent answered: " << (g.answers.empty() ? "" : g.answers[0].error) << "\n";
     return kExitError;
   }
   return report->suspects().empty() ? kExitOk : kExitError;

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "model/probe_limits.h"
 #include "roced/v1/agent.grpc.pb.h"
 
 namespace roced::ctl {
@@ -76,8 +77,8 @@ void RegisterProbeFlags(const std::string& command, ProbeFlags* f, util::ArgPars
                "each for the run); by default they spin 2 ms, then yield, then sleep.");
     p->AddUint("qps", &f->qps, "N", "probe: queue pairs for a bandwidth probe (1-16).");
     p->AddString("tclass", &f->tclass, "TOS",
-                 "probe: traffic class (ToS byte, 0-255; default: probes.traffic_class, else "
-                 "the interface's roce.default_tos, else 0).");
+                 absl::StrCat("probe: traffic class (ToS byte, 0-", model::probe_limits::kMaxTrafficClass,
+                              "; default: probes.traffic_class, else the interface's roce.default_tos, else 0)."));
   } else {
     p->AddString("kind", &f->kind, "KIND", "probes: only latency or bandwidth results.");
     p->AddUint("limit", &f->limit, "N", "probes: at most N results, newest first (0: all kept).");
@@ -112,19 +113,21 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
   request.set_busy_poll(flags.busy_poll);
   if (!flags.tclass.empty()) {
     uint32_t tc = 0;
-    if (!absl::SimpleAtoi(flags.tclass, &tc) || tc > 255) {
-      std::cerr << "rocectl: --tclass: '" << flags.tclass << "' is not a ToS byte (0-255)\n";
+    if (!absl::SimpleAtoi(flags.tclass, &tc) || tc > model::probe_limits::kMaxTrafficClass) {
+      std::cerr << "rocectl: --tclass: '" << flags.tclass << "' is not a ToS byte (0-"
+                << model::probe_limits::kMaxTrafficClass << ")\n";
       return kExitUsage;
     }
     request.set_traffic_class(tc);
   }
   // The agent bounds a latency run at two minutes and a bandwidth run at
-  // three times its duration (streaming, then draining) plus a stall
-  // timeout; the call may take that long on top of the usual deadline.
+  // three times its duration (streaming, then draining; without --duration
+  // the longest a config may give) plus a stall timeout; the call may take
+  // that long on top of the usual deadline.
   const absl::Duration run_bound =
       *kind == roced::v1::PROBE_KIND_LATENCY
           ? absl::Seconds(150)
-          : 3 * (flags.duration > absl::ZeroDuration() ? flags.duration : absl::Seconds(30)) +
+          : 3 * (flags.duration > absl::ZeroDuration() ? flags.duration : model::probe_limits::kMaxDuration) +
                 absl::Seconds(20);
   auto stub = roced::v1::Agent::NewStub(ctx.channel);
   grpc::ClientContext call;

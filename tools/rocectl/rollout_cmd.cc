@@ -1,8 +1,8 @@
 // `rocectl rollout`: one config across the fleet, batch by batch, each node
 // judged by the agent under a confirm policy (issue 15). The plan, the
-// outcomes and the resume decisions are tools/rocectl/rollout.h's; this
+// outcomes and the resume decisions are lib/rollout's (rollout/rollout.h); this
 // file makes the calls, records every change in the state file's journal
-// (RolloutStateWriter) and shows the progress.
+// (rollout::RolloutStateWriter, rollout/state_file.h) and shows the progress.
 //
 // Crash safety rests on the order of writes: a node is recorded as
 // "applying" with its previous generation and config (fdatasync'd) before
@@ -33,11 +33,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/struct.pb.h"
+#include "model/defaults.h"
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "tools/rocectl/apply_cmd.h"
 #include "tools/rocectl/commands.h"
-#include "tools/rocectl/rollout.h"
+#include "rollout/rollout.h"
+#include "rollout/state_file.h"
+#include "tools/rocectl/rollout_table.h"
 #include "util/fs.h"
 #include "util/proto_time.h"
 #include "util/resolve.h"
@@ -45,12 +48,33 @@
 namespace roced::ctl {
 namespace {
 
+using roced::rollout::Classified;
+using roced::rollout::ClassifyOutcome;
+using roced::rollout::DecideApplying;
+using roced::rollout::DecideReverting;
+using roced::rollout::GateSummary;
+using roced::rollout::LoadRolloutState;
+using roced::rollout::NewRolloutState;
+using roced::rollout::NodeDone;
+using roced::rollout::NodeFailed;
+using roced::rollout::NodeStateName;
+using roced::rollout::Outcome;
+using roced::rollout::ParseMaxUnavailable;
+using roced::rollout::ParseOnFailure;
+using roced::rollout::ParseTargets;
+using roced::rollout::PhaseName;
+using roced::rollout::PlanBatches;
+using roced::rollout::ResetFailedForRetry;
+using roced::rollout::ResumeDecision;
+using roced::rollout::Resumed;
+using roced::rollout::RolloutStateWriter;
+using roced::rollout::RolloutTarget;
+using roced::rollout::Unfinished;
+using roced::rollout::kDefaultRolloutPolicy;
+using roced::rollout::kOutcomeGrace;
 using roced::v1::RolloutNode;
 using roced::v1::RolloutState;
 
-// The agent's gRPC port when --dns names none (roced's documented
-// --grpc-listen example).
-constexpr uint16_t kDefaultAgentPort = 7471;
 // How often a waiting node's GetState is asked.
 constexpr absl::Duration kPollInterval = absl::Seconds(1);
 // The most nodes driven (applied, polled, reverted) at once, each on its
@@ -725,7 +749,7 @@ bool Targets(const RolloutFlags& flags, std::vector<RolloutTarget>* out) {
   }
   const bool has_port = flags.dns.find(':') != std::string::npos;
   auto dns = util::ParseNamePort(
-      "--dns", has_port ? flags.dns : absl::StrCat(flags.dns, ":", kDefaultAgentPort));
+      "--dns", has_port ? flags.dns : absl::StrCat(flags.dns, ":", model::defaults::kGrpcPort));
   if (!dns.ok()) {
     std::cerr << "rocectl: " << dns.status().message() << "\n";  // names --dns
     return false;
@@ -827,7 +851,8 @@ CommandRun BindRollout(util::ArgParser* parser) {
                     "rollout: the agents, one host:port a line (or the mesh inventory's NAME ADDRESS [TOR [POD]] "
                     "lines); '#' comments and blank lines allowed. Batches follow the file's order.");
   parser->AddString("dns", &f->dns, "NAME[:PORT]",
-                    "rollout: every agent a DNS name resolves to (port 7471 unless given), in address order.");
+                    absl::StrCat("rollout: every agent a DNS name resolves to (port ", model::defaults::kGrpcPort,
+                                 " unless given), in address order."));
   parser->AddUint("canary", &f->canary, "N", "rollout: nodes in the first batch (1 to --max-unavailable).");
   parser->AddString("max-unavailable", &f->max_unavailable, "N|P%",
                     "rollout: the most nodes changing at once: N nodes, or P% (1-100) of the targets rounded "

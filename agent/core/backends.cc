@@ -1,0 +1,28 @@
+#include "agent/core/backends.h"
+
+#include "hal/link_mtu.h"
+#include "probe/verbs_endpoint.h"
+#include "reconcile/linux_node_io.h"
+
+namespace roced::agent {
+
+NodeBackends::NodeBackends(const hal::Paths& paths, bool use_verbs)
+    : live_(paths.IsLiveSysfs()),
+      verbs_(use_verbs && live_),
+      node_io_(std::make_unique<reconcile::LinuxNodeIo>(paths)) {
+  if (!live_) return;
+  ethtool_ = std::make_unique<hal::EthtoolStats>();
+  dcb_ = std::make_unique<hal::DcbNetlink>();
+  if (verbs_) endpoints_ = std::make_unique<probe::VerbsEndpointFactory>();
+}
+
+AgentBackends NodeBackends::agent() const {
+  AgentBackends b;
+  b.node_io = node_io_.get();
+  if (live_) b.netdev_exists = [](const std::string& netdev) { return hal::LinkMtu().Exists(netdev); };
+  b.verbs = verbs_;
+  b.qos_view = live_;
+  return b;
+}
+
+}  // namespace roced::agent

@@ -1,0 +1,217 @@
+#include "agent/serve/server.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+
+#include "access/grpc_tls.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "model/readiness.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/status_macros.h"
+
+namespace roced::agent {
+namespace {
+int ToMs(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
+
+// Loads gRPC's reflection library, whose static initializer registers the
+// reflection service for every server built after it (once per process).
+absl::Status EnableReflection() {
+  static const absl::Status* loaded = [] {
+    if (dlopen(ROCED_GRPC_REFLECTION_LIB, RTLD_NOW | RTLD_GLOBAL) != nullptr) return new absl::Status();
+    return new absl::Status(absl::UnavailableError(
+        absl::StrCat("--grpc-reflection: cannot load ", ROCED_GRPC_REFLECTION_LIB, ": ", dlerror())));
+  }();
+  return *loaded;
+}
+}  // namespace
+
+bool IsLoopbackListen(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) host = host.substr(1, host.size() - 2);
+  return absl::StartsWith(host, "127.") || host == "::1" || host == "localhost";
+}
+
+std::string CivetListenAddress(const std::string& listen) {
+  if (absl::StartsWith(listen, "[::]:")) return absl::StrCat("+", listen.substr(5));
+  if (absl::StartsWith(listen, "0.0.0.0:")) return listen.substr(8);
+  return listen;
+}
+
+Server::Server(ServedParts parts, ServerOptions options)
+    : agent_(parts.agent),
+      counters_(parts.counters),
+      probes_(parts.probes),
+      lldp_(parts.lldp),
+      registry_(std::move(parts.registry)),
+      options_(std::move(options)),
+      audit_(options_.audit_log),
+      gate_(GateOptions{options_.policy, options_.insecure, 0}, &unix_peers_, &audit_, registry_.get()),
+      agent_service_(parts.agent, &gate_),
+      peer_service_(&gate_) {
+  agent_service_.set_counters(counters_);
+  agent_service_.set_probes(probes_);
+  agent_service_.set_lldp(lldp_);
+  peer_service_.set_runtime(probes_);
+  peer_service_.set_counters(counters_);
+  peer_service_.set_agent(agent_);
+  peer_service_.set_lldp(lldp_);
+  agent_service_.set_mesh(parts.mesh);
+  agent_service_.set_confirm(parts.confirm);
+  peer_service_.set_mesh(parts.mesh);
+}
+
+Server::~Server() { Shutdown(absl::ZeroDuration()); }
+
+void ApplyServerLimits(grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  grpc::ResourceQuota quota("roced");
+  quota.SetMaxThreads(kMaxServerThreads);
+  builder->SetResourceQuota(quota);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxConcurrentStreamsPerConnection);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToMs(kKeepaliveTime));
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToMs(kKeepaliveTimeout));
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                              ToMs(kMinClientPingInterval));
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, kMaxPingStrikes);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ToMs(kMaxConnectionIdle));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, ToMs(kMaxConnectionAge));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, ToMs(kMaxConnectionAgeGrace));
+}
+
+absl::Status Server::CheckTcpSecurity() const {
+  const std::string& listen = options_.grpc_listen;
+  if (options_.insecure && options_.tls.any()) {
+    return absl::InvalidArgumentError("--insecure and --tls-cert/--tls-key/--tls-client-ca exclude each other");
+  }
+  if (options_.insecure) {
+    if (!IsLoopbackListen(listen) && !options_.insecure_allow_remote) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--insecure serves plaintext without authentication, so only on loopback (127.0.0.1:PORT, "
+          "[::1]:PORT); --grpc-listen ", listen, " needs --insecure-allow-remote as well"));
+    }
+    return absl::OkStatus();
+  }
+  if (!options_.tls.any()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gRPC on TCP (--grpc-listen ", listen,
+        ") needs --tls-cert, --tls-key and --tls-client-ca (mutual TLS), or --insecure (plaintext, loopback "
+        "only); --grpc-listen '' serves the unix socket alone"));
+  }
+  return access::CheckTlsFiles(options_.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"},
+                               /*need_identity=*/true, absl::Now());
+}
+
+absl::Status Server::Start() {
+  if (!options_.grpc_listen.empty()) RETURN_IF_ERROR(CheckTcpSecurity());
+  RETURN_IF_ERROR(StartGrpc());
+  if (options_.insecure && !options_.grpc_listen.empty()) {
+    const std::string warning = absl::StrCat(
+        "gRPC on ", options_.grpc_listen, " is plaintext and unauthenticated (--insecure): every caller there is ",
+        options_.policy.insecure.ToString());
+    LOG_WARNING << warning;
+    agent_->AddWarning(warning);
+  }
+  absl::Status metrics = StartMetrics();
+  if (!metrics.ok()) Shutdown(absl::ZeroDuration());
+  return metrics;
+}
+
+absl::Status Server::StartGrpc() {
+  if (options_.reflection) RETURN_IF_ERROR(EnableReflection());
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
+  // the same port and split the traffic; a busy port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyServerLimits(&builder);
+  if (!options_.grpc_listen.empty()) {
+    builder.AddListeningPort(options_.grpc_listen,
+                             options_.insecure ? grpc::InsecureServerCredentials()
+                                               : access::ServerTlsCredentials(options_.tls,
+                                                                              options_.tls_reload_interval_seconds),
+                             &grpc_port_);
+  }
+  if (!options_.socket_path.empty()) {
+    UnixListenerOptions uo{options_.socket_path, static_cast<gid_t>(-1), !options_.policy.socket_other.empty(),
+                           &unix_peers_};
+    if (!options_.socket_group.empty()) {
+      ASSIGN_OR_RETURN(uo.group, LookUpGroup(options_.socket_group));
+      gate_.set_socket_group(uo.group);
+    }
+    unix_ = std::make_unique<UnixListener>(uo);
+    RETURN_IF_ERROR(unix_->Bind());
+  }
+  builder.RegisterService(&agent_service_);
+  builder.RegisterService(&peer_service_);
+  builder.RegisterService(&health_);
+  grpc_ = builder.BuildAndStart();
+  if (grpc_ == nullptr || (!options_.grpc_listen.empty() && grpc_port_ == 0)) {
+    grpc_.reset();
+    unix_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_listen,
+                                               " (address in use or not available?)"));
+  }
+  if (unix_) unix_->Serve(grpc_.get());
+  for (const char* service : {"", "roced.v1.Agent", "roced.v1.ProbePeer"}) health_.SetServingStatus(service, true);
+  agent_->SetComponentHealth(
+      "grpc", true,
+      absl::StrCat(options_.grpc_listen.empty() ? "no TCP listener"
+                                                : absl::StrCat("listening on port ", grpc_port_,
+                                                               options_.insecure ? " (plaintext)" : " (mutual TLS)"),
+                   options_.socket_path.empty() ? "" : " and " + options_.socket_path));
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartMetrics() {
+  if (options_.metrics_listen.empty()) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(CivetListenAddress(options_.metrics_listen), options_.metrics_web_config);
+  if (!endpoint.ok()) {
+    return absl::Status(endpoint.status().code(), absl::StrCat("metrics endpoint on ", options_.metrics_listen, ": ",
+                                                               endpoint.status().message()));
+  }
+  metrics_endpoint_ = *std::move(endpoint);
+  metrics_endpoint_->ServeReadiness([this] { return model::ReadinessOf(agent_->State(), absl::Now()); });
+  collector_ = std::make_shared<metrics::NodeCollector>([this] { return agent_->State(); });
+  metrics_endpoint_->RegisterCollectable(collector_);
+  if (counters_ != nullptr) {
+    for (const auto& c : counters_->Collectables()) metrics_endpoint_->RegisterCollectable(c);
+  }
+  if (lldp_ != nullptr) {
+    for (const auto& c : lldp_->Collectables()) metrics_endpoint_->RegisterCollectable(c);
+  }
+  if (registry_ != nullptr) metrics_endpoint_->RegisterCollectable(registry_);
+  auto ports = metrics_endpoint_->GetListeningPorts();
+  metrics_port_ = ports.empty() ? 0 : ports.front();
+  agent_->SetComponentHealth("metrics", true,
+                             absl::StrCat("listening on port ", metrics_port_, " (", metrics_endpoint_->Describe(), ")"));
+  return absl::OkStatus();
+}
+
+void Server::Shutdown(absl::Duration grace) {
+  agent_service_.Shutdown();
+  health_.Shutdown();
+  // No new local connections while gRPC winds down.
+  if (unix_) unix_->Stop();
+  // Running probes end (cancelled) and responder endpoints are released
+  // first, so RunProbe calls in flight do not hold up the gRPC shutdown.
+  if (probes_) probes_->Stop();
+  if (grpc_) {
+    grpc_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
+    grpc_->Wait();
+    grpc_.reset();
+  }
+  unix_.reset();
+  metrics_endpoint_.reset();
+}
+
+}  // namespace roced::agent
