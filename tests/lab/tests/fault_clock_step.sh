@@ -77,7 +77,15 @@ window() {
     >"$REC_TMP/window.out" 2>&1 &
   local w=$!
   if [[ -n $restart ]]; then
-    for _ in $(seq 40); do grep -q '^applied' "$REC_TMP/window.out" && break; sleep 0.25; done
+    # The restart must come after the apply returned: restarted into it,
+    # the apply finds no agent (seen under load, when the guest took more
+    # than the 10 s this waited once). Up to 60 s, then fail saying so.
+    local deadline=$((SECONDS + 60))
+    until grep -q '^applied\|^apply_failed' "$REC_TMP/window.out"; do
+      ((SECONDS < deadline)) || fail "$what: the provisional apply had not returned after 60 s: $(cat "$REC_TMP/window.out")"
+      sleep 0.25
+    done
+    grep -q '^applied' "$REC_TMP/window.out" || fail "$what: the provisional apply failed: $(cat "$REC_TMP/window.out")"
     "$LAB" agent restart "$REC_NODE" >/dev/null 2>&1 || fail "$what: agent restart failed"
     log "$what: agent restarted inside the window"
   fi

@@ -35,7 +35,7 @@ for attempt in 1 2 3; do
     done
     kill -9 \$pid && echo killed" >"$REC_TMP/watch.out" 2>&1 &
   watcher=$!
-  for _ in $(seq 40); do lx "$REC_NODE" test -e /tmp/kill9.ready && break; sleep 0.25; done
+  wait_guest_file "$REC_NODE" /tmp/kill9.ready 30 "the kill watcher"
   rc=0
   out=$(rctl apply -f "$to" 2>&1) || rc=$?
   wait "$watcher" || fail "kill watcher failed: $(cat "$REC_TMP/watch.out")"

@@ -253,7 +253,7 @@ rec_apply_interrupted() {
     sh /tmp/rec-fault.sh; echo \"fault rc \$?\"
     kill -CONT \$pid && echo continued" >"$REC_TMP/watch.out" 2>&1 &
   watcher=$!
-  for _ in $(seq 40); do lx "$REC_NODE" test -e /tmp/rec-fault.ready && break; sleep 0.25; done
+  wait_guest_file "$REC_NODE" /tmp/rec-fault.ready 30 "the fault watcher"
   REC_RC=0
   REC_OUT=$(rctl apply -f "$file" 2>&1) || REC_RC=$?
   wait "$watcher" || fail "fault watcher failed: $(cat "$REC_TMP/watch.out")"
