@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tools/rocectl/commands.h"
+#include "util/args.h"
 
 namespace roced::ctl {
 namespace {
@@ -48,23 +50,50 @@ TEST(CommandTable, HoldsEveryCommand) {
   EXPECT_EQ(FindCommand("frobnicate"), nullptr);
 }
 
-TEST(CommandTable, HelpListsEachCommandWithItsSummary) {
-  const std::string help = TopLevelHelp("  --some-option\n");
-  for (const char* section : {"NAME\n", "\nSYNOPSIS\n", "\nCOMMANDS\n",
-                              "\nOPTIONS\n  --some-option\n", "\nEXIT STATUS\n", "\nEXAMPLES\n"}) {
+TEST(CommandTable, HelpListsEachCommandWithItsBrief) {
+  const std::string help = TopLevelHelp();
+  for (const char* section : {"Usage: rocectl ", "\nCommands:\n", "\nOptions: ", "\nExit status: ", "\nExample: rocectl "}) {
     EXPECT_THAT(help, HasSubstr(section));
   }
-  const size_t begin = help.find("COMMANDS\n");
-  const std::string commands = help.substr(begin, help.find("\nOPTIONS\n") - begin);
   for (const Command& c : Commands()) {
     SCOPED_TRACE(std::string(c.name));
-    // Short usages share their line with the summary, long ones have their own.
-    EXPECT_THAT(commands,
-                HasSubstr(absl::StrCat("\n    ", c.usage, c.usage.size() <= 10 ? " " : "\n")));
-    for (absl::string_view line : absl::StrSplit(c.summary, '\n')) {
-      EXPECT_THAT(commands, HasSubstr(absl::StrCat(line, "\n")));
-    }
+    EXPECT_FALSE(c.brief.empty());
+    EXPECT_LE(c.brief.size(), 64u);
+    EXPECT_THAT(help, HasSubstr(absl::StrCat("\n  ", c.name, " ")));
+    EXPECT_THAT(help, HasSubstr(absl::StrCat(c.brief, "\n")));
   }
+}
+
+// The lines of `text` over the screen kHelpLines x kHelpColumns allows, and
+// whether it has too many; "" when it fits.
+std::string OverTheScreen(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::string over;
+  if (lines.size() > kHelpLines) absl::StrAppend(&over, lines.size(), " lines\n");
+  for (const std::string& line : lines) {
+    if (line.size() > kHelpColumns) absl::StrAppend(&over, line.size(), " columns: ", line, "\n");
+  }
+  return over;
+}
+
+TEST(CommandTable, EveryCommandHelpFitsAScreenAndNamesAnExample) {
+  for (const Command& c : Commands()) {
+    SCOPED_TRACE(std::string(c.name));
+    util::ArgParser own;
+    (void)c.register_flags(&own);
+    const std::string help = CommandHelp(c, own.Help());
+    EXPECT_EQ(OverTheScreen(help), "") << help;
+    // One example line, running this command.
+    const size_t example = help.find("\nExample: rocectl ");
+    ASSERT_NE(example, std::string::npos) << help;
+    const std::string line = help.substr(example + 1, help.find('\n', example + 1) - example - 1);
+    EXPECT_THAT(absl::StrCat(line, " "), HasSubstr(absl::StrCat(" ", c.name, " "))) << line;
+    EXPECT_TRUE(absl::StartsWith(help, absl::StrCat("Usage: rocectl [OPTIONS] ", c.name))) << help;
+    // Every flag of the command is on the page.
+    for (const std::string& flag : own.FlagNames()) EXPECT_THAT(help, HasSubstr("--" + flag)) << flag;
+  }
+  EXPECT_EQ(OverTheScreen(TopLevelHelp()), "") << TopLevelHelp();
 }
 
 // Runs the built rocectl with `args`; returns its exit status and output
@@ -99,11 +128,23 @@ TEST(Rocectl, HelpIsTheTablesHelp) {
   for (const char* args : {"--help", "help", "-h"}) {
     std::string out;
     EXPECT_EQ(RunRocectl(args, &out), 0) << args;
-    EXPECT_THAT(out, HasSubstr("\nCOMMANDS\n")) << args;
-    for (const Command& c : Commands()) {
-      EXPECT_THAT(out, HasSubstr(absl::StrCat("\n    ", c.usage))) << args << ": " << c.name;
-    }
-    EXPECT_THAT(out, HasSubstr("\nOPTIONS\n  --target HOST:PORT\n")) << args;
+    EXPECT_EQ(out, TopLevelHelp()) << args;
+  }
+  std::string options;
+  EXPECT_EQ(RunRocectl("help options", &options), 0);
+  EXPECT_THAT(options, HasSubstr("\nOPTIONS\n  --target HOST:PORT\n"));
+}
+
+// What the binary prints for `rocectl COMMAND --help` is the page the test
+// above holds to the screen, for every command.
+TEST(Rocectl, EveryCommandHelpIsItsPage) {
+  for (const Command& c : Commands()) {
+    if (!c.needs_agent) continue;  // help runs at once: `help --help` is the list
+    std::string out;
+    EXPECT_EQ(RunRocectl(absl::StrCat(c.name, " --help"), &out), 0) << c.name;
+    util::ArgParser own;
+    (void)c.register_flags(&own);
+    EXPECT_EQ(out, CommandHelp(c, own.Help())) << c.name;
   }
 }
 

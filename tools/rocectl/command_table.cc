@@ -2,115 +2,102 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
 #include "model/defaults.h"
+#include "util/args.h"
 #include "tools/rocectl/commands.h"
 
 namespace roced::ctl {
 
 namespace {
 
-// The longest entries, kept out of the table so that it reads as one.
+// The longest usage, kept out of the table so that it reads as one.
 constexpr char kRolloutUsage[] =
     "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
     "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--state FILE]\n"
     "    rollout status|resume [--state FILE]";
-constexpr char kRolloutSummary[] =
-    "Apply one config across the fleet in batches: a canary batch of\n"
-    "--canary nodes (1), then batches doubling up to --max-unavailable\n"
-    "(1; N nodes or P% of the targets). Each node gets the config with\n"
-    "--expected-generation its current one and a confirm policy (default\n"
-    "window=60s,converged,no-pfc-storm), and the agent confirms or rolls\n"
-    "back by itself; a batch waits for every node's outcome (giving up\n"
-    "60 s past the window). A failure (rolled back, apply failed or\n"
-    "refused, unreachable, no outcome) halts the rollout: the nodes not\n"
-    "yet done are untouched, and with --on-failure rollback the nodes\n"
-    "already confirmed return to their previous config. Progress: a live\n"
-    "table on a terminal, a line per event otherwise, -o json one JSON\n"
-    "object per event and a summary. Every step is kept in --state FILE\n"
-    "(a snapshot, and FILE.journal a line per step) first: `rollout\n"
-    "status` shows it and `rollout resume` finishes a rollout whose\n"
-    "rocectl died (or retries a halted one's failed nodes). Exits 0 when\n"
-    "every node confirmed, 1 when halted or rolled back.";
 
 }  // namespace
 
+// Each summary is what a first reader needs; the whole story of each
+// command is in docs/api.md, which the help pages point to.
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"status", "status",
        "The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
        "GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
-       "accepted config and agent health.",
-       BindStatus, true},
+       "switches heard over LLDP, the accepted config (desired vs observed\n"
+       "per field) and agent health.",
+       BindStatus, true, "the node: devices, ports, GIDs, PCIe, config, health",
+       "--target 10.0.0.11:7471 -o json status"},
       {"apply",
        "apply -f FILE [--dry-run] [--confirm-timeout DUR | --confirm-policy SPEC|FILE] [--expected-generation N]",
        "Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
        "wanted +, disruptive steps marked) and each step's outcome; a step\n"
-       "that fails rolls the whole apply back. --dry-run changes nothing.\n"
-       "--confirm-policy makes the change provisional and lets the agent\n"
-       "judge it: it confirms by itself once every gate held for the window\n"
-       "and rolls back by itself as soon as one fails.",
-       BindApply, true},
+       "that fails rolls the whole apply back. With --confirm-policy the\n"
+       "agent confirms the change itself once every gate held for the window\n"
+       "and rolls back as soon as one fails.",
+       BindApply, true, "send a YAML config; plan, apply, verify, roll back",
+       "apply -f deploy/examples/lossless-prio3.yaml --dry-run"},
       {"confirm", "confirm [GENERATION]",
        "Make a provisional config (applied with --confirm-timeout) permanent.", BindConfirm,
-       true},
-      {"rollout", kRolloutUsage, kRolloutSummary, BindRollout, true},
+       true, "make a provisional config permanent", "confirm 7"},
+      {"rollout", kRolloutUsage,
+       "Apply one config across the fleet: a canary batch, then batches\n"
+       "doubling up to --max-unavailable; each node confirms or rolls back by\n"
+       "itself. A failure halts the rollout. Exits 0 when every node confirmed.",
+       BindRollout, true, "apply one config to a fleet, batch by batch",
+       "rollout -f new.yaml --targets fleet.txt --canary 1"},
       {"counters",
        "counters [--rate] [--watch] [--all] [--device DEV] [--netdev NETDEV] [--interval DUR]",
        "RDMA counters (sysfs counters/ and hw_counters/, stable names across\n"
        "drivers) and the netdevs' PFC pause and discard statistics; --rate\n"
        "shows per-second rates of what moved, --watch keeps redrawing.",
-       BindCounters, true},
+       BindCounters, true, "RDMA, PFC and discard counters, with rates", "counters --rate --netdev eth0"},
       {"probe", "probe PEER [--kind latency|bandwidth] [--size B] [--iterations N] [--duration D]",
        "Run an RDMA probe from the agent to PEER (a probes.peers name or the\n"
        "peer agent's HOST:PORT) now; prints it as ib_write_lat / ib_write_bw do.",
-       BindProbe, true},
+       BindProbe, true, "an RDMA WRITE latency or bandwidth probe to a peer now",
+       "probe node2 --kind bandwidth"},
       {"probes", "probes [PEER] [--kind K] [--limit N]",
-       "The agent's recent probe results, newest first.", BindProbes, true},
+       "The agent's recent probe results, newest first.", BindProbes, true,
+       "recent probe results, newest first", "probes node2 --kind latency --limit 5"},
       {"diagnose", "diagnose [--checks NAMES]",
-       "Check the node for the misalignments that break RoCE: PFC on one\n"
-       "priority and RoCE's DSCP on another, ECN off on the lossless priority,\n"
-       "rdma_cm left at RoCE v1, no RoCE v2 GID with an IP, RoCE MTU below\n"
-       "4096, a NIC in a narrow PCIe slot, no hugepages, a memlock limit,\n"
-       "failing probes, config not in force, PFC pauses without ECN, link\n"
-       "flaps, probes worse since a driver/firmware change, the switch's\n"
-       "LLDP disagreeing with the host, hugepages/IRQs/CPUs off the NIC's\n"
-       "NUMA node, unresolved peer neighbours, ports sharing a subnet\n"
-       "without ARP sysctls, an unsynchronised clock. Each finding says why\n"
-       "and how to fix it. Exits 1 when any finding is an error.",
-       BindDiagnose, true},
+       "Check the node for the misalignments that break RoCE (PFC and DSCP on\n"
+       "different priorities, ECN off, RoCE v1, MTU, PCIe width, LLDP against\n"
+       "the host, NUMA, ARP, clock, ...). Each finding says why and how to fix\n"
+       "it. Exits 1 when any finding is an error. The checks: docs/api.md.",
+       BindDiagnose, true, "findings that break RoCE, each with why and fix",
+       "diagnose --checks pfc_dscp,ecn"},
       {"mesh", "mesh [--targets FILE | --dns NAME:PORT | --prometheus URL [--window DUR]] [--baseline-loss P]",
-       "The fleet mesh: what the agents' UD probes of each other saw over\n"
-       "their window (ListMeshResults), as a ToR-by-ToR matrix of loss and\n"
-       "worst p99, and the suspects localized from it: a host (its RNIC), a\n"
-       "ToR pair, a ToR, a ToR's uplinks, the fabric or the whole fleet, each\n"
-       "possibly only for one probe size or DSCP, with the evidence and a\n"
-       "confidence. Without --targets, the --target agent's own view (and its\n"
-       "series); with --targets FILE (an inventory: NAME ADDRESS [TOR [POD]]\n"
-       "a line), every listed agent is asked (32 at a time, same credentials)\n"
-       "and the localization runs over all their windows; --dns NAME:PORT\n"
-       "asks every address the name resolves to; --prometheus URL reads\n"
-       "the same windows from a Prometheus server scraping the agents (its\n"
-       "series name the far ToR across ToRs, one member standing for its\n"
-       "hosts), for fleets too large to ask each agent. Exits 1 when a\n"
-       "suspect is named or no agent answered, 2 on a bad inventory.",
-       BindMesh, true},
+       "The fleet mesh: what the agents' UD probes of each other saw, as a\n"
+       "ToR-by-ToR matrix of loss and worst p99, and the suspects localized\n"
+       "from it (a host, ToR pair, ToR, uplinks, fabric). From the --target\n"
+       "agent, every agent of an inventory or DNS name, or a Prometheus\n"
+       "server. Exits 1 when a suspect is named, 2 on a bad inventory.",
+       BindMesh, true, "the fleet mesh's loss and latency, localized",
+       "mesh --targets fleet.txt"},
       {"events", "events [--for DUR] [--count N] [--initial]",
        "Follow the agent's changes as they happen (WatchState): devices added\n"
        "or removed, configs accepted or rejected, drift found and corrected,\n"
        "reconcile passes, PFC storms. One line each; -o json: one JSON\n"
        "object per line. Exits 0 when --for or --count ends it.",
-       BindEvents, true},
+       BindEvents, true, "follow the agent's changes (WatchState)", "events --for 60s -o json"},
       {"ready", "ready",
        "Whether the node is ready, by the rule the agent's /readyz answers\n"
        "by: devices discovered, state directory usable, the accepted config\n"
        "in force (enforce mode), no provisional config awaiting confirm.\n"
        "Each check with why. Exits 0 when ready, 1 when not or when the\n"
        "agent does not answer: an exec readiness probe.",
-       BindReady, true},
+       BindReady, true, "is the node ready? each check; exit 0 or 1", "ready -o json"},
       {"version", "version", "rocectl's version and, when reachable, the agent's.", BindVersion,
-       true},
-      {"help", "help", "This text.", BindHelp, false},
+       true, "rocectl's and the agent's versions", "version"},
+      {"help", "help [options]",
+       "The command list, or with `options` every global option in full.", BindHelp, false,
+       "this list; `help options`: the global options in full", "help options"},
   };
   return kCommands;
 }
@@ -124,67 +111,111 @@ const Command* FindCommand(absl::string_view name) {
 
 namespace {
 
-// "    USAGE  SUMMARY" with the summary at column 15, or on the lines below
-// when the usage is too long to leave room for it.
-std::string CommandsSection() {
-  constexpr size_t kColumn = 15;
-  const std::string indent(kColumn, ' ');
+constexpr char kSeeAlso[] = "Global options: rocectl help options. Every command: docs/api.md.\n";
+
+// The first clause of a flag's help: up to its first ". " or "; " outside
+// parentheses, without the "COMMAND: " it starts with ("apply: the
+// NodeConfig YAML to apply ('-' reads stdin)." -> "the NodeConfig YAML to
+// apply ('-' reads stdin)").
+std::string FirstClause(std::string text) {
+  if (const size_t colon = text.find(": "); colon != std::string::npos && colon < 16 &&
+                                            text.find(' ') > colon) {
+    text = text.substr(colon + 2);
+  }
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')') --depth;
+    const bool end = i + 1 == text.size() || text[i + 1] == ' ';
+    if (depth == 0 && end && (text[i] == '.' || text[i] == ';')) return text.substr(0, i);
+  }
+  return text;
+}
+
+// The parser's OPTIONS block ("  -f, --file FILE" then the help indented on
+// the lines below) as one entry a flag: its synopsis, and the first
+// clause of its help beside it from column 30, wrapped at 80.
+std::string CompactOptions(const std::string& block) {
+  constexpr size_t kColumn = 30;
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (absl::string_view line : absl::StrSplit(block, '\n')) {
+    if (absl::StartsWith(line, "  -")) {
+      flags.emplace_back(std::string(line), "");
+    } else if (!flags.empty() && !absl::StripAsciiWhitespace(line).empty()) {
+      std::string& help = flags.back().second;
+      absl::StrAppend(&help, help.empty() ? "" : " ", absl::StripAsciiWhitespace(line));
+    }
+  }
   std::string out;
-  for (const Command& c : Commands()) {
-    std::string head = absl::StrCat("    ", c.usage);
-    bool first = true;
+  for (const auto& [synopsis, help] : flags) {
+    const std::string text = FirstClause(help);
+    if (text.empty()) {
+      absl::StrAppend(&out, synopsis, "\n");
+      continue;
+    }
+    std::string head = synopsis;
     if (head.size() + 1 > kColumn) {
       absl::StrAppend(&out, head, "\n");
-      first = false;
+      head.clear();
     }
-    for (absl::string_view line : absl::StrSplit(c.summary, '\n')) {
-      if (first) {
-        head.resize(kColumn, ' ');
-        absl::StrAppend(&out, head, line, "\n");
-        first = false;
-      } else {
-        absl::StrAppend(&out, indent, line, "\n");
-      }
-    }
+    head.resize(kColumn, ' ');
+    const std::string wrapped = util::WrapText(text, kHelpColumns, std::string(kColumn, ' '));
+    absl::StrAppend(&out, head, absl::StripLeadingAsciiWhitespace(wrapped));
+    if (!absl::EndsWith(out, "\n")) out += "\n";
   }
   return out;
 }
 
 }  // namespace
 
-std::string TopLevelHelp(const std::string& options) {
+std::string TopLevelHelp() {
+  constexpr size_t kColumn = 13;
+  std::string commands;
+  for (const Command& c : Commands()) {
+    std::string name = absl::StrCat("  ", c.name);
+    name.resize(kColumn, ' ');
+    absl::StrAppend(&commands, name, c.brief, "\n");
+  }
   return absl::StrCat(
-      "NAME\n"
-      "    rocectl - control and inspect the roced RoCE node agent\n"
+      "Usage: rocectl [--target HOST:PORT | --socket PATH] [-o table|json|yaml] COMMAND\n"
+      "rocectl controls and inspects the roced RoCE node agent.\n"
       "\n"
-      "SYNOPSIS\n"
-      "    rocectl [--target HOST:PORT | --socket PATH] [-o table|json|yaml] COMMAND\n"
+      "Commands:\n",
+      commands,
       "\n"
-      "COMMANDS\n",
-      CommandsSection(),
-      "\n"
-      "OPTIONS\n",
-      options,
-      "\n"
-      "EXIT STATUS\n"
-      "    0  success\n"
-      "    1  the command failed; a one-line reason is printed (agent not reachable,\n"
-      "       permission denied on the socket, deadline exceeded, ...)\n"
-      "    2  usage error (unknown command or option, bad value)\n"
-      "\n"
-      "EXAMPLES\n"
-      "    rocectl status\n"
-      "    rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort, " -o json status | jq '.devices[].name'\n"
-      "    rocectl diagnose --checks pfc_dscp,ecn\n"
-      "    rocectl --ca ca.pem --cert me.pem --key me.key rollout -f lossless.yaml \\\n"
-      "        --targets fleet.txt --canary 1 --max-unavailable 10% --on-failure rollback\n");
+      "Options: --target HOST:PORT (else the unix --socket PATH), with mutual TLS\n"
+      "  --ca, --cert, --key FILE ($ROCECTL_CA, ...), --server-name NAME, or\n"
+      "  --insecure; -o table|json|yaml; --timeout DUR; -h, --help.\n"
+      "Exit status: 0 success, 1 failed (one line says why), 2 usage error.\n"
+      "Example: rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort, " -o json diagnose\n"
+      "More: rocectl COMMAND --help, rocectl help options, docs/api.md.\n");
 }
 
-// `rocectl help` and `rocectl --help`: the page with the global flags'
-// OPTIONS, which are all `parser` holds when help runs.
+std::string OptionsHelp(const std::string& options) {
+  return absl::StrCat("Usage: rocectl [OPTIONS] COMMAND\n\nOPTIONS\n", options);
+}
+
+std::string CommandHelp(const Command& command, const std::string& flags) {
+  // Each line of the usage wrapped at the screen's width, the first one
+  // after "Usage: rocectl [OPTIONS] ", the others indented.
+  std::string usage;
+  for (absl::string_view line : absl::StrSplit(absl::StrCat("Usage: rocectl [OPTIONS] ", command.usage), '\n')) {
+    absl::StrAppend(&usage, util::WrapText(std::string(absl::StripAsciiWhitespace(line)), kHelpColumns, "    "));
+  }
+  return absl::StrCat(absl::StripLeadingAsciiWhitespace(usage), "\n", command.summary, "\n",
+                      flags.empty() ? "" : absl::StrCat("\nCOMMAND OPTIONS\n", CompactOptions(flags)), "\n",
+                      "Example: rocectl ", command.example, "\n", kSeeAlso);
+}
+
+// `rocectl help` and `rocectl --help`: the command list; `rocectl help
+// options`: the global flags, which are all `parser` holds when help runs.
 CommandRun BindHelp(util::ArgParser* parser) {
-  return [parser](const CommandContext&, const std::vector<std::string>&) {
-    std::cout << TopLevelHelp(parser->Help());
+  return [parser](const CommandContext&, const std::vector<std::string>& args) {
+    if (!args.empty() && args[0] == "options") {
+      std::cout << OptionsHelp(parser->Help());
+    } else {
+      std::cout << TopLevelHelp();
+    }
     return kExitOk;
   };
 }

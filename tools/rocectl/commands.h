@@ -68,16 +68,33 @@ struct Command {
   // False: the command runs at once, before the rest of the command line is
   // checked, with no channel (help).
   bool needs_agent;
+  // Its line in `rocectl --help` (at most 64 characters) and the example
+  // `rocectl COMMAND --help` ends with (one command line, after "rocectl ").
+  absl::string_view brief;
+  absl::string_view example;
 };
+
+// A help page fits a terminal screen: at most this many lines of at most
+// this many columns (tests/unit/rocectl_commands_test.cc holds every page
+// to it; the full reference is docs/api.md).
+inline constexpr size_t kHelpLines = 24;
+inline constexpr size_t kHelpColumns = 80;
 
 // Every command, in the order `rocectl --help` lists them.
 const std::vector<Command>& Commands();
 // The command called `name`, or null.
 const Command* FindCommand(absl::string_view name);
 
-// The top-level help page: NAME, SYNOPSIS, COMMANDS (from the table),
-// OPTIONS (`options`, the global flags' help), EXIT STATUS, EXAMPLES.
-std::string TopLevelHelp(const std::string& options);
+// The top-level help page: synopsis, one line per command (from the
+// table), the global flags in brief, exit status and an example.
+std::string TopLevelHelp();
+// `rocectl help options`: every global flag with its whole help
+// (`options`, the parser's OPTIONS block).
+std::string OptionsHelp(const std::string& options);
+// `rocectl COMMAND --help`: usage, summary, the command's own flags
+// (`flags`, its parser's OPTIONS block, shown one line each with the
+// first sentence of their help) and the example.
+std::string CommandHelp(const Command& command, const std::string& flags);
 
 // The commands' binders, one per <name>_cmd.cc, for the table.
 CommandRun BindStatus(util::ArgParser* parser);

@@ -186,11 +186,7 @@ int main(int argc, char** argv) {
     // The command's own flags, from a parser that holds only them.
     roced::util::ArgParser own;
     (void)command->register_flags(&own);
-    const std::string flags = own.Help();
-    std::cout << "Usage: rocectl [OPTIONS] " << command->usage << "\n\n"
-              << command->summary << "\n"
-              << (flags.empty() ? "" : "\nCOMMAND OPTIONS\n" + flags)
-              << "\nSee 'rocectl --help' for the options every command takes.\n";
+    std::cout << roced::ctl::CommandHelp(*command, own.Help());
     return roced::ctl::kExitOk;
   }
   absl::StatusOr<roced::ctl::CommandContext> ctx = MakeContext(g, output);

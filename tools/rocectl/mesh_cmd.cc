@@ -195,14 +195,14 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
 CommandRun BindMesh(util::ArgParser* parser) {
   auto flags = std::make_shared<MeshFlags>();
   parser->AddString("targets", &flags->targets, "FILE",
-                    "mesh: ask every agent of this inventory (NAME ADDRESS [TOR [POD]] a line; a "
-                    "member without a ToR takes the one its agent reports) instead of --target alone.");
+                    "mesh: ask every agent of this inventory (NAME ADDRESS [TOR [POD]] a line). A "
+                    "member without a ToR takes the one its agent reports. Instead of the --target agent alone.");
   parser->AddString("dns", &flags->dns, "NAME:PORT",
                     "mesh: ask every agent a DNS name resolves to (e.g. a Kubernetes headless Service "
                     "over the DaemonSet); the membership is the agents and the peers they list.");
   parser->AddString("prometheus", &flags->prometheus, "URL",
-                    "mesh: read the agents' windows from the Prometheus server at URL "
-                    "(http://HOST:PORT[/PREFIX]) that scrapes them, instead of asking each agent: "
+                    "mesh: read the windows from the Prometheus server at URL. It is "
+                    "http://HOST:PORT[/PREFIX] and scrapes the agents, instead of asking each agent: "
                     "for fleets too large to ask; across ToRs its series know the far ToR, not the "
                     "far host.");
   parser->AddDuration("window", &flags->window, "DURATION",

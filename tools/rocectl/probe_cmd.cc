@@ -61,8 +61,8 @@ class Progress {
 void RegisterProbeFlags(const std::string& command, ProbeFlags* f, util::ArgParser* p) {
   if (command == "probe") {
     p->AddString("kind", &f->kind, "KIND",
-                 "probe: latency (RDMA WRITE ping-pong, like ib_write_lat; the default) or "
-                 "bandwidth (streaming RDMA WRITE, like ib_write_bw).");
+                 "probe: latency (like ib_write_lat, the default) or bandwidth (like ib_write_bw). "
+                 "Latency is an RDMA WRITE ping-pong, bandwidth streams RDMA WRITEs.");
     p->AddUint("size", &f->size, "BYTES",
                "probe: message size (default: the agent's probes config; 2 for latency, 65536 "
                "for bandwidth).");
@@ -77,8 +77,8 @@ void RegisterProbeFlags(const std::string& command, ProbeFlags* f, util::ArgPars
                "each for the run); by default they spin 2 ms, then yield, then sleep.");
     p->AddUint("qps", &f->qps, "N", "probe: queue pairs for a bandwidth probe (1-16).");
     p->AddString("tclass", &f->tclass, "TOS",
-                 absl::StrCat("probe: traffic class (ToS byte, 0-", model::probe_limits::kMaxTrafficClass,
-                              "; default: probes.traffic_class, else the interface's roce.default_tos, else 0)."));
+                 absl::StrCat("probe: traffic class, the ToS byte 0-", model::probe_limits::kMaxTrafficClass,
+                              ". Default: probes.traffic_class, else the interface's roce.default_tos, else 0."));
   } else {
     p->AddString("kind", &f->kind, "KIND", "probes: only latency or bandwidth results.");
     p->AddUint("limit", &f->limit, "N", "probes: at most N results, newest first (0: all kept).");

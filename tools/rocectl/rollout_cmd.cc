@@ -845,28 +845,28 @@ int RunRollout(const CommandContext& ctx, const RolloutFlags& flags, const std::
 
 CommandRun BindRollout(util::ArgParser* parser) {
   auto f = std::make_shared<RolloutFlags>();
-  parser->AddString("file", &f->file, "FILE", "rollout: the NodeConfig YAML to roll out (validated here first).",
+  parser->AddString("file", &f->file, "FILE", "rollout: the NodeConfig YAML to roll out. It is validated here first.",
                     'f');
   parser->AddString("targets", &f->targets, "FILE",
-                    "rollout: the agents, one host:port a line (or the mesh inventory's NAME ADDRESS [TOR [POD]] "
-                    "lines); '#' comments and blank lines allowed. Batches follow the file's order.");
+                    "rollout: the agents, HOST:PORT or NAME ADDRESS [TOR [POD]] a line. As the mesh inventory; "
+                    "'#' comments and blank lines allowed. Batches follow the file's order.");
   parser->AddString("dns", &f->dns, "NAME[:PORT]",
-                    absl::StrCat("rollout: every agent a DNS name resolves to (port ", model::defaults::kGrpcPort,
-                                 " unless given), in address order."));
+                    absl::StrCat("rollout: every address NAME resolves to (port ", model::defaults::kGrpcPort,
+                                 "). In address order."));
   parser->AddUint("canary", &f->canary, "N", "rollout: nodes in the first batch (1 to --max-unavailable).");
   parser->AddString("max-unavailable", &f->max_unavailable, "N|P%",
-                    "rollout: the most nodes changing at once: N nodes, or P% (1-100) of the targets rounded "
-                    "down (at least 1). Batches double from the canary up to this.");
+                    "rollout: nodes changing at once: N, or P% of the targets. P is 1-100, rounded down, at "
+                    "least 1 node. Batches double from the canary up to this.");
   parser->AddString("on-failure", &f->on_failure, "pause|rollback",
-                    "rollout: on a failed node, stop and leave the nodes done as they are (pause), or also "
-                    "return every node already confirmed to its previous config (rollback).");
+                    "rollout: on a failed node: pause (stop) or rollback (also undo the confirmed nodes). "
+                    "pause leaves the nodes done as they are; rollback also returns every node already "
+                    "confirmed to its previous config.");
   parser->AddString("confirm-policy", &f->confirm_policy, "SPEC|FILE",
-                    absl::StrCat("rollout: the gates each node judges its change by (a YAML file, or a spec as "
-                                 "for apply). Default: ",
+                    absl::StrCat("rollout: each node's gates (a YAML file or an apply spec). Default: ",
                                  kDefaultRolloutPolicy, "."));
   parser->AddString("state", &f->state, "FILE",
-                    "rollout: the state file (and FILE.journal beside it, a line per step) that status and "
-                    "resume read. "
+                    "rollout: state file and FILE.journal, read by status/resume. The journal has a line "
+                    "per step. "
                     "Default: $XDG_STATE_HOME/rocectl/rollout.json (~/.local/state/rocectl/rollout.json).");
   return [f](const CommandContext& ctx, const std::vector<std::string>& args) { return RunRollout(ctx, *f, args); };
 }
