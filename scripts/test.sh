@@ -115,18 +115,30 @@ release_tests() {
 # The order: the release build first, at full speed (the lab runs its
 # binaries); then the lab, which leaves more than half the CPU idle (its
 # guests wait on timers and on each other), with the sanitizer and fuzz
-# builds beside it at nice 19 and the release unit and e2e tests (light,
-# mostly waiting on timers) beside it at normal priority; last the
-# sanitizer tests (the two builds' at once: both mostly wait) and the
-# fuzzing, which needs the whole CPU for its 30 s a target.
-sanitizer_and_fuzz_builds() {
-  substage "ASan build" sanitizer_build build-asan address
-  substage "TSan build" sanitizer_build build-tsan thread
-  substage "fuzz build" fuzz_build
+# work beside it: the builds at nice 19, and each build's tests as soon as
+# it is done, at normal priority beside the next build (they mostly wait
+# on timers too); the release unit and e2e tests (light, mostly waiting)
+# beside the lab from the start. Last the fuzzing, alone: it needs the whole
+# CPU for its 30 s a target.
+at_nice19() { renice -n 19 -p "$BASHPID" >/dev/null; "$@"; }
+sanitizer_and_fuzz() {
+  local asan tsan rc=0
+  substage "ASan build" at_nice19 sanitizer_build build-asan address
+  substage "ASan tests" asan_tests >"$STAGE_LOGS/asan-tests.out" 2>&1 &
+  asan=$!
+  substage "TSan build" at_nice19 sanitizer_build build-tsan thread
+  substage "TSan tests" tsan_tests >"$STAGE_LOGS/tsan-tests.out" 2>&1 &
+  tsan=$!
+  substage "fuzz build" at_nice19 fuzz_build
+  wait "$asan" || rc=1
+  cat "$STAGE_LOGS/asan-tests.out"
+  wait "$tsan" || rc=1
+  cat "$STAGE_LOGS/tsan-tests.out"
+  return "$rc"
 }
 stage_fg "release build" release_build
 if [ "$quick" = 0 ]; then
-  stage_bg "sanitizer and fuzz builds" sanitizer_and_fuzz_builds
+  STAGE_NICE=0 stage_bg "sanitizer and fuzz work" sanitizer_and_fuzz
 fi
 STAGE_NICE=0 stage_bg "release unit and e2e tests" release_tests
 
@@ -153,10 +165,7 @@ if [ "$lab" = 1 ]; then
 fi
 stage_join "release unit and e2e tests"
 if [ "$quick" = 0 ]; then
-  stage_join "sanitizer and fuzz builds"
-  STAGE_NICE=0 stage_bg "TSan tests" tsan_tests
-  stage_fg "ASan tests" asan_tests
-  stage_join "TSan tests"
+  stage_join "sanitizer and fuzz work"
   stage_fg "fuzz run" fuzz_run
 fi
 if [ "${#launcher[@]}" -gt 0 ]; then
