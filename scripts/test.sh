@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every roced test on a Debian 12 machine (as root):
-#   1. installs the packages the build and tests need (idempotent),
-#   2. builds with ASan+UBSan and with TSan and runs the unit and e2e tests
-#      under each (precompiled headers, ROCED_PCH, in these two builds),
-#   3. builds the libFuzzer targets with clang (ASan+UBSan, build-fuzz) and
-#      runs each for 30 s on its seed corpus (ctest -L fuzz),
-#   4. does the release build (-O2) and runs all ctest labels (unit, e2e,
-#      lab, then the routed lab). Every build treats warnings as errors and
-#      links with mold; every compile goes through ccache (a cold cache is
-#      the CI case: nothing is reused, nothing is wrong).
-# Stages that mostly wait (tests on timers, the QEMU lab's guests) run with
-# the next build beside them at nice 19, which takes only the CPU they leave
-# idle; the table at the end gives each stage's wall time (docs/ci.md).
+# installs what the build and tests need (idempotent); the release build
+# (-O2); the QEMU lab and the routed lab, with beside them the release
+# unit and e2e tests and, at nice 19, the ASan+UBSan and TSan builds (each
+# build's unit and e2e tests start once it is done) and the libFuzzer
+# targets (clang); last each fuzz target for 30 s on its seed corpus.
+# Stages that mostly wait get work beside them; the table at the end gives
+# each stage's wall time (docs/ci.md says why this order). Every build treats
+# warnings as errors, links with mold and compiles through ccache (a cold
+# cache is the CI case: nothing is reused, nothing is wrong).
 # Options: --quick  skip the sanitizer builds and the fuzzing (local iteration)
 #          --no-lab skip the QEMU lab tests
 # Environment: JOBS (2), ROCED_CCACHE_DIR (/var/cache/roced-ccache; outside
@@ -25,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-lab) lab=0 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
