@@ -14,6 +14,10 @@
 # shellcheck shell=bash
 
 STAGE_T0=$(date +%s)
+# Busy and all CPU time so far, in clock ticks (the first line of
+# /proc/stat: user nice system idle iowait irq softirq steal).
+stage_cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat; }
+STAGE_CPU0=$(stage_cpu_ticks)
 STAGE_LOGS=$(mktemp -d /tmp/roced-stages.XXXXXX)
 STAGE_ROWS=()
 declare -A STAGE_PID=()
@@ -41,6 +45,14 @@ stage_table() {
   for name in "${!STAGE_PID[@]}"; do stage_kill_tree "${STAGE_PID[$name]}"; done
   {
     printf '\n=== stage times (minutes; total %.1f, exit %s)\n' "$(awk -v a="$STAGE_T0" -v b="$now" 'BEGIN{print (b-a)/60}')" "$rc"
+    # The work the run gave the machine: what the total would be with both
+    # cores busy all the time, and how busy they were.
+    local hz
+    hz=$(getconf CLK_TCK)
+    awk -v hz="$hz" -v c0="$STAGE_CPU0" -v c1="$(stage_cpu_ticks)" -v n="$(nproc)" 'BEGIN {
+      split(c0, a, " "); split(c1, b, " ")
+      busy = (b[1] - a[1]) / hz / 60; all = (b[2] - a[2]) / hz / 60
+      printf "CPU: %.1f core-minutes busy of %.1f (%.0f%%; %d cores, so at least %.1f minutes)\n", busy, all, (all > 0 ? 100 * busy / all : 0), n, busy / n }'
     printf '| %-28s | %5s | %5s | %s |\n' stage start wall how
     printf '|%s|%s|%s|%s|\n' "------------------------------" "-------" "-------" "-----"
     [ "${#STAGE_ROWS[@]}" -eq 0 ] || printf '%s\n' "${STAGE_ROWS[@]}"

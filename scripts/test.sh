@@ -145,10 +145,15 @@ STAGE_NICE=0 stage_bg "release unit and e2e tests" release_tests
 # (with its output above) so a flaky test shows in the log instead of hiding.
 lab_first_failures=$STAGE_LOGS/lab-first-failures
 lab_status=$STAGE_LOGS/lab-status
+lab_fail_reasons=$STAGE_LOGS/lab-fail-reasons
 lab_stage() {  # lab_stage LABEL: ctest -L LABEL; first failures and status noted
   local log=$STAGE_LOGS/lab-$1.log rc=0
   ctest --test-dir build -L "$1" --output-on-failure --repeat until-pass:2 2>&1 | tee "$log" || rc=$?
   grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" >>"$lab_first_failures" || true
+  # Why each failed run failed: its FAIL line (lib.sh's fail) and the two
+  # lines after it, cut to 300 columns, so the end of the run says why
+  # without the whole log (CI keeps only the tail).
+  grep -E -A2 '^\[[A-Za-z0-9_]+\] FAIL: ' "$log" | cut -c1-300 >>"$lab_fail_reasons" || true
   # A failed lab does not stop the run before the sanitizer tests: its
   # status is the run's at the end.
   [ "$rc" = 0 ] || echo "$1: ctest exited $rc" >>"$lab_status"
@@ -156,6 +161,7 @@ lab_stage() {  # lab_stage LABEL: ctest -L LABEL; first failures and status note
 if [ "$lab" = 1 ]; then
   : >"$lab_first_failures"
   : >"$lab_status"
+  : >"$lab_fail_reasons"
   stage_fg "lab" lab_stage lab
   # The routed lab (its own six guests) once the shared lab is down.
   stage_fg "routed lab" lab_stage routed
@@ -171,6 +177,12 @@ if [ "${#launcher[@]}" -gt 0 ]; then
 fi
 if [ "$lab" = 1 ]; then
   step "lab test runs that failed (a test listed once passed on its retry)"
-  if [ -s "$lab_first_failures" ]; then cat "$lab_first_failures"; else echo "none"; fi
+  if [ -s "$lab_first_failures" ]; then
+    cat "$lab_first_failures"
+    echo "why (each failed run's FAIL line; a run that timed out has none):"
+    sed 's/^/  /' "$lab_fail_reasons"
+  else
+    echo "none"
+  fi
   if [ -s "$lab_status" ]; then cat "$lab_status"; exit 1; fi
 fi

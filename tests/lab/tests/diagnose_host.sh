@@ -35,18 +35,15 @@ expect_eq "neighbours findings for node2 while resolved ($(neighbour_state))" 0 
 
 lsh node2 "ip link set eth0 arp off"
 lsh node1 "ip neigh flush dev eth0 to $PEER_IP; ping -c 1 -W 1 $PEER_IP >/dev/null 2>&1 || true"
-state=""
 # The kernel gives up after mcast_solicit (3) probes retrans_time (1 s)
 # apart; on a loaded TCG guest its timers run late (INCOMPLETE for over
-# 10 s was seen in CI), so allow 30 s.
-for _ in $(seq 1 60); do
-  state=$(neighbour_state)
-  [[ $state == FAILED ]] && break
-  sleep 0.5
-done
-expect_eq "node1's neighbour entry for node2 with node2 deaf to ARP" FAILED "$state"
-out=$(diagnose_node1 neighbours)
-"$PY" - "$out" "$PEER_IP" <<'PY' || fail "no neighbours warning for node2 (above)"
+# 10 s was seen in CI). FAILED does not always last: any packet node1 sends
+# to node2 (the agent's scheduled probe every 30 s) starts a new resolution
+# (INCOMPLETE again). So: wait for FAILED, ask diagnose, and accept its
+# answer when it names the state the kernel had; if the kernel moved in
+# between, wait for FAILED again. 60 s in all.
+want_failed_warning() {
+  "$PY" - "$1" "$PEER_IP" <<'PY'
 import json, sys
 f = json.loads(sys.argv[1]).get("findings", [])
 ip = sys.argv[2]
@@ -57,9 +54,30 @@ assert len(w) == 1 and w[0]["severity"] == "SEVERITY_WARNING", w
 assert f"for {ip} on eth0 is FAILED" in w[0]["summary"], w
 assert f"ping -I eth0 {ip}" in w[0]["remedy"], w
 PY
+}
+deadline=$((SECONDS + 60)) state="" seen_failed=0 last=""
+while :; do
+  state=$(neighbour_state)
+  if [[ $state == FAILED ]]; then
+    seen_failed=1
+    out=$(diagnose_node1 neighbours)
+    last=$(want_failed_warning "$out" 2>&1) && break
+  fi
+  ((SECONDS < deadline)) || {
+    ((seen_failed)) || fail "node1's neighbour entry for node2 never FAILED in 60 s with node2 deaf to ARP (last: $state)"
+    fail "no neighbours warning naming node2's FAILED entry in 60 s (the kernel's state now: $state); diagnose said: ${last:0:600}"
+  }
+  sleep 0.5
+done
+printf '%s\n' "$last"
 
 restore_arp
-lsh node1 "ping -c 1 -W 2 $PEER_IP >/dev/null"
+# ARP back: a ping resolves the entry again (node2's first answer can come
+# late on a loaded guest: up to 20 s of tries).
+deadline=$((SECONDS + 20))
+until lsh node1 "ping -c 1 -W 1 $PEER_IP >/dev/null 2>&1"; do
+  ((SECONDS < deadline)) || fail "node2 did not answer a ping from node1 within 20 s of ARP back on ($(neighbour_state))"
+done
 out=$(diagnose_node1 neighbours)
 expect_eq "neighbours findings for node2 with ARP back ($(neighbour_state))" 0 "$(node2_findings "$out")"
 
