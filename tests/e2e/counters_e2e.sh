@@ -43,14 +43,24 @@ check "--device keeps only that device" bash -c "! grep -q mlx5 <<<'$out' && gre
 # second for the first), the counter moved between them at that rate. Each
 # value is one pwrite of six digits over the old six (the agent keeps the
 # file open and reads it in place: never an empty or half-written value).
+# The first reading waits for the mover's first write: python's start-up
+# took over a second on a loaded CI machine, and a first reading of the
+# untouched value made the counter look slower than it was (447/s).
 python3 -c '
 import os, sys, time
 fd = os.open(sys.argv[1], os.O_WRONLY)
 t0 = time.monotonic()
+ready = False
 while True:
     os.pwrite(fd, b"%06d" % (101201 + int(1000 * (time.monotonic() - t0))), 0)
-    time.sleep(0.05)' "$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent" &
+    if not ready:
+        open(sys.argv[2], "w").close()
+        ready = True
+    time.sleep(0.05)' "$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent" \
+  "$WORK/mover.ready" &
 mover=$!
+for _ in $(seq 200); do [ -e "$WORK/mover.ready" ] && break; sleep 0.05; done
+[ -e "$WORK/mover.ready" ] || { echo "FAIL - the counter mover did not start in 10 s"; exit 1; }
 out=$(ctl counters --rate --interval 2s)
 kill "$mover"
 wait "$mover" 2>/dev/null || true
