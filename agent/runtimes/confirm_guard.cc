@@ -169,7 +169,9 @@ bool ConfirmGuard::CheckOnce() {
     return false;
   }
   if (!watch_ || watch_->generation != cs.generation()) {
-    watch_.emplace();
+    // Watch{} here, where ConfirmGuard is complete: clang cannot default-
+    // construct a nested struct with member initializers inside emplace().
+    watch_.emplace(Watch{});
     watch_->generation = cs.generation();
     LOG_INFO << "judging provisional generation " << cs.generation() << " by its confirm policy ("
              << model::DescribeConfirmPolicy(cs.confirm_policy()) << ")";

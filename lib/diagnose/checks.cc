@@ -716,8 +716,10 @@ void Neighbours(const Ctx& c) {
     const auto [netdev, hop] = NextHop(c.in, ip);
     auto table = c.in.neighbours.find(netdev);
     if (netdev.empty() || table == c.in.neighbours.end()) continue;  // not a RoCE netdev, or not read
+    // A lambda may not capture a structured binding before C++20's clang 16.
+    const auto& next = hop;
     auto entry = std::find_if(table->second.begin(), table->second.end(),
-                              [&](const hal::Neighbour& n) { return n.ip == hop; });
+                              [&next](const hal::Neighbour& n) { return n.ip == next; });
     if (entry != table->second.end() && hal::NeighbourResolved(entry->state)) continue;
     const bool absent = entry == table->second.end();
     const std::string what = hop == ip ? hop : absl::StrCat(hop, " (the gateway to ", ip, ")");

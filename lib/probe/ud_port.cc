@@ -153,7 +153,10 @@ absl::Status UdPort::Init(const ibv_port_attr& port_attr) {
   }
   buffer_ = static_cast<uint8_t*>(p);
   std::memset(buffer_, 0, buffer_length_);
-  mr_ = ibv_reg_mr(pd_, buffer_, buffer_length_, IBV_ACCESS_LOCAL_WRITE);
+  // An int, not the enum: rdma-core's ibv_reg_mr macro ANDs the flags with
+  // a flag of another enum type, which clang warns about.
+  const int access = IBV_ACCESS_LOCAL_WRITE;
+  mr_ = ibv_reg_mr(pd_, buffer_, buffer_length_, access);
   if (mr_ == nullptr) {
     const int err = errno;
     return Verbs(absl::StrCat("ibv_reg_mr of ", buffer_length_, " bytes on ", options_.device,
