@@ -18,7 +18,7 @@ out=$(lx node1 dcb pfc show dev eth0 2>&1) && fail "dcb pfc show succeeded witho
 grep -q "Operation not supported" <<<"$out" || fail "without the module: want 'Operation not supported', got: $out"
 without=$(lx node1 ethtool -S eth0 | wc -l)
 ((without < with)) || fail "ethtool -S has $without lines without the module, $with with it"
-lx node1 ethtool -S eth0 | grep -q prio3_pause && fail "prio counters still there after rmmod"
+grep -q prio3_pause <<<"$(lx node1 ethtool -S eth0)" && fail "prio counters still there after rmmod"
 lx node1 test -e /sys/class/net/eth0/ecn && fail "ecn/ sysfs still there after rmmod"
 lx node1 test -e $C && fail "dcbtest/ sysfs still there after rmmod"
 

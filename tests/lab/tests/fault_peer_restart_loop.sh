@@ -62,11 +62,16 @@ pctl node1 -o json counters >/dev/null || fail "rocectl counters against node1 f
 metrics node1 >/dev/null || fail "node1: GET /metrics failed"
 # rxe0's counter files must be open before the baseline: after a test that
 # removed and re-added rxe0 the agent opens them again within ~10 s.
+# (The page is read whole before grep: `metrics | grep -q` under pipefail
+# fails when grep quits at its match and curl, still writing, gets SIGPIPE;
+# CI saw exactly that, the loop ending at a match and the check after it
+# failing.)
+rxe0_counters_shown() { local m; m=$(metrics node1) && grep -q '^roced_rdma_hw_counters_total{device="rxe0"' <<<"$m"; }
 for _ in $(seq 20); do
-  metrics node1 | grep -q '^roced_rdma_hw_counters_total{device="rxe0"' && break
+  rxe0_counters_shown && break
   sleep 1
 done
-metrics node1 | grep -q '^roced_rdma_hw_counters_total{device="rxe0"' ||
+rxe0_counters_shown ||
   fail "node1: no rxe0 hw counters in /metrics 20 s after the warm-up"
 res1=$(idle_res node1)
 pid=$(agent_pid node1)
