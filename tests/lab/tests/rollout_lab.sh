@@ -11,7 +11,7 @@
 #  3. Only node2's port drops DSCP 46; the same config, batches of 1, with
 #     --on-failure rollback: node1 confirms, node2 rolls back, and node1 is
 #     returned: every node ends on its previous config, node3 untouched.
-#  4. A good config (ToS 106), batches of 1, rocectl killed (SIGKILL)
+#  4. A good config (ToS 106), canary 1 then batches up to 2, rocectl killed (SIGKILL)
 #     during the canary's window: `rocectl rollout resume` finishes it and
 #     every node confirms.
 # At the end every node gets the ToS 0 and then the lab's own config back.
@@ -134,7 +134,7 @@ expect_eq "node3 untouched (generation)" "$g3" "$(gen node3)"
 # --- 4. rocectl killed mid-rollout, then resumed ----------------------------
 rm -f "$state"
 ip netns exec "$NS" "$ROCECTL_BIN" --timeout 30s -o json rollout --targets "$tmp/targets" --state "$state" \
-  -f "$tmp/good2.yaml" --canary 1 --max-unavailable 1 --confirm-policy "$policy" >"$tmp/killed.out" 2>&1 &
+  -f "$tmp/good2.yaml" --canary 1 --max-unavailable 2 --confirm-policy "$policy" >"$tmp/killed.out" 2>&1 &
 pid=$!
 for _ in $(seq 1 60); do
   grep -q '"event":"node_waiting"' "$tmp/killed.out" && break
