@@ -25,7 +25,7 @@ declare -A STAGE_PID=()
 step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 
 stage_row() {  # stage_row NAME START END RC HOW
-  STAGE_ROWS+=("$(printf '| %-28s | %5.1f | %5.1f | %s |' "$1" \
+  STAGE_ROWS+=("$(printf '| %-30s | %5.1f | %5.1f | %s |' "$1" \
     "$(awk -v a="$2" -v t="$STAGE_T0" 'BEGIN{print (a-t)/60}')" \
     "$(awk -v a="$2" -v b="$3" 'BEGIN{print (b-a)/60}')" \
     "$5$([ "$4" = 0 ] || echo ", FAILED ($4)")")")
@@ -53,8 +53,8 @@ stage_table() {
       split(c0, a, " "); split(c1, b, " ")
       busy = (b[1] - a[1]) / hz / 60; all = (b[2] - a[2]) / hz / 60
       printf "CPU: %.1f core-minutes busy of %.1f (%.0f%%; %d cores, so at least %.1f minutes)\n", busy, all, (all > 0 ? 100 * busy / all : 0), n, busy / n }'
-    printf '| %-28s | %5s | %5s | %s |\n' stage start wall how
-    printf '|%s|%s|%s|%s|\n' "------------------------------" "-------" "-------" "-----"
+    printf '| %-30s | %5s | %5s | %s |\n' stage start wall how
+    printf '|%s|%s|%s|%s|\n' "--------------------------------" "-------" "-------" "-----"
     [ "${#STAGE_ROWS[@]}" -eq 0 ] || printf '%s\n' "${STAGE_ROWS[@]}"
   } | tee ${STAGE_TIMES:+"$STAGE_TIMES"}
   rm -rf "$STAGE_LOGS"
