@@ -59,8 +59,7 @@ while True:
     time.sleep(0.05)' "$WORK/sysfs/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent" \
   "$WORK/mover.ready" &
 mover=$!
-for _ in $(seq 200); do [ -e "$WORK/mover.ready" ] && break; sleep 0.05; done
-[ -e "$WORK/mover.ready" ] || { echo "FAIL - the counter mover did not start in 10 s"; exit 1; }
+wait_until 10 test -e "$WORK/mover.ready" || { echo "FAIL - the counter mover did not start in 10 s"; exit 1; }
 out=$(ctl counters --rate --interval 2s)
 kill "$mover"
 wait "$mover" 2>/dev/null || true
@@ -74,11 +73,8 @@ check "--rate hides counters that did not move" test "$(grep -c hw_counters <<<"
 # draw twice: a fixed window of 3 s failed in CI).
 "$BIN/rocectl" --socket "$SOCK" counters --watch --interval 400ms >"$WORK/watch.txt" &
 watcher=$!
-for _ in $(seq 300); do
-  [ "$(grep -c '^Every 400ms' "$WORK/watch.txt")" -ge 2 ] && break
-  kill -0 "$watcher" 2>/dev/null || break
-  sleep 0.1
-done
+drawn_twice_or_gone() { [ "$(grep -c '^Every 400ms' "$WORK/watch.txt")" -ge 2 ] || ! kill -0 "$watcher" 2>/dev/null; }
+wait_until 30 drawn_twice_or_gone || true
 kill "$watcher" 2>/dev/null || true
 wait "$watcher" 2>/dev/null || true
 check "--watch redraws every interval" test "$(grep -c '^Every 400ms' "$WORK/watch.txt")" -ge 2

@@ -1,6 +1,10 @@
 # Shared by the e2e scripts that run roced on the fixture tree. Source it
 # after setting BIN, SRC and WORK (a scratch directory the caller removes).
 
+# wait_until SECS CMD... (tests/wait_until.sh).
+# shellcheck source=tests/wait_until.sh
+source "$SRC/tests/wait_until.sh"
+
 # A free loopback TCP port.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

@@ -67,11 +67,7 @@ metrics node1 >/dev/null || fail "node1: GET /metrics failed"
 # CI saw exactly that, the loop ending at a match and the check after it
 # failing.)
 rxe0_counters_shown() { local m; m=$(metrics node1) && grep -q '^roced_rdma_hw_counters_total{device="rxe0"' <<<"$m"; }
-for _ in $(seq 20); do
-  rxe0_counters_shown && break
-  sleep 1
-done
-rxe0_counters_shown ||
+wait_until 20 rxe0_counters_shown ||
   fail "node1: no rxe0 hw counters in /metrics 20 s after the warm-up"
 res1=$(idle_res node1)
 pid=$(agent_pid node1)

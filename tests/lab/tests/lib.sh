@@ -100,15 +100,15 @@ $(log_since "$1" "$2" | tail -n 20)"
   printf '%s\n' "$line"
 }
 
+# wait_until SECS CMD...: a condition with a deadline (tests/wait_until.sh).
+# shellcheck source=tests/wait_until.sh
+source "$TESTS_DIR/../../wait_until.sh"
+
 # wait_guest_file NODE PATH SECS WHAT: waits until PATH exists in NODE (a
-# watcher there says it is armed), polling every 0.25 s; fails naming WHAT
-# after SECS. A test that went on unarmed would race its own fault.
+# watcher there says it is armed); fails naming WHAT after SECS. A test
+# that went on unarmed would race its own fault.
 wait_guest_file() {
-  local deadline=$((SECONDS + $3))
-  until lx "$1" test -e "$2"; do
-    ((SECONDS < deadline)) || fail "$4: $2 did not appear in $1 within $3 s"
-    sleep 0.25
-  done
+  wait_until "$3" lx "$1" test -e "$2" || fail "$4: $2 did not appear in $1 within $3 s"
 }
 
 # agent_pid NODE: roced's pid in NODE (fails when it is not running).
