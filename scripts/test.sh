@@ -160,8 +160,9 @@ lab_status=$STAGE_LOGS/lab-status
 lab_fail_reasons=$STAGE_LOGS/lab-fail-reasons
 lab_stage() {  # lab_stage LABEL: ctest -L LABEL; first failures and status noted
   local log=$STAGE_LOGS/lab-$1.log rc=0
-  # Only the lab's directory: its tests are known at configure time, while
-  # the rest of the build (beside the lab) writes the unit tests' lists.
+  # Only the lab's directory: ctest reads the lab's tests and not the ~800
+  # unit and e2e entries (needed when the lab started while the rest of the
+  # build was still writing those lists; harmless now it runs after it).
   ctest --test-dir build/tests/lab -L "$1" --output-on-failure --repeat until-pass:2 2>&1 | tee "$log" || rc=$?
   grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" >>"$lab_first_failures" || true
   # Why each failed run failed: its FAIL line (lib.sh's fail) and the two
