@@ -10,7 +10,20 @@ source "$(dirname "$0")/probe_lib.sh"
 probe_prepare node1 node2
 PEER_IP=$("$LAB" addr node2)
 
-restore_arp() { lsh node2 "ip link set eth0 arp on" >/dev/null 2>&1 || true; }
+# While node2 is deaf, node1 sends node2 nothing but the test's ping: any
+# other packet (the agents' gRPC connections, scheduled probes, RoCE) makes
+# the kernel resolve again and turns FAILED back into INCOMPLETE, and on a
+# loaded guest that kept the entry from being seen FAILED for 60 s (CI,
+# twice). Policy rules drop node1's TCP and RoCE (UDP 4791) to node2 before
+# the neighbour layer; the ping (ICMP, and the UDP connect iputils makes to
+# pick its source address) still takes the main table.
+QUIET_RULES=("to $PEER_IP ipproto tcp blackhole" "to $PEER_IP ipproto udp dport 4791 blackhole")
+quiet_to_node2() { for r in "${QUIET_RULES[@]}"; do lsh node1 "ip rule add $r"; done; }
+unquiet_to_node2() { for r in "${QUIET_RULES[@]}"; do lsh node1 "while ip rule del $r 2>/dev/null; do :; done"; done; }
+restore_arp() {
+  unquiet_to_node2 >/dev/null 2>&1 || true
+  lsh node2 "ip link set eth0 arp on" >/dev/null 2>&1 || true
+}
 trap restore_arp EXIT
 
 neighbour_state() { lsh node1 "ip neigh show dev eth0 to $PEER_IP | awk '{print \$NF}'"; }
@@ -34,14 +47,15 @@ out=$(diagnose_node1 neighbours)
 expect_eq "neighbours findings for node2 while resolved ($(neighbour_state))" 0 "$(node2_findings "$out")"
 
 lsh node2 "ip link set eth0 arp off"
+quiet_to_node2
 lsh node1 "ip neigh flush dev eth0 to $PEER_IP; ping -c 1 -W 1 $PEER_IP >/dev/null 2>&1 || true"
 # The kernel gives up after mcast_solicit (3) probes retrans_time (1 s)
 # apart; on a loaded TCG guest its timers run late (INCOMPLETE for over
-# 10 s was seen in CI). FAILED does not always last: any packet node1 sends
-# to node2 (the agent's scheduled probe every 30 s) starts a new resolution
-# (INCOMPLETE again). So: wait for FAILED, ask diagnose, and accept its
-# answer when it names the state the kernel had; if the kernel moved in
-# between, wait for FAILED again. 60 s in all.
+# 10 s was seen in CI). With nothing else sent to node2 the entry then stays
+# FAILED (one gone altogether gets a new ping: a new resolution). So: wait
+# for FAILED, ask diagnose, and accept its answer when it names the state
+# the kernel had; if the kernel moved in between, wait for FAILED again.
+# 60 s in all.
 want_failed_warning() {
   "$PY" - "$1" "$PEER_IP" <<'PY'
 import json, sys
@@ -58,6 +72,7 @@ PY
 deadline=$((SECONDS + 60)) state="" seen_failed=0 last=""
 while :; do
   state=$(neighbour_state)
+  [[ -n $state ]] || lsh node1 "ping -c 1 -W 1 $PEER_IP >/dev/null 2>&1 || true"
   if [[ $state == FAILED ]]; then
     seen_failed=1
     out=$(diagnose_node1 neighbours)
@@ -72,8 +87,9 @@ done
 printf '%s\n' "$last"
 
 restore_arp
-# ARP back: a ping resolves the entry again (node2's first answer can come
-# late on a loaded guest: up to 20 s of tries).
+# ARP back, and node1's traffic to node2 let through again: a ping resolves
+# the entry again (node2's first answer can come late on a loaded guest: up
+# to 20 s of tries).
 deadline=$((SECONDS + 20))
 until lsh node1 "ping -c 1 -W 1 $PEER_IP >/dev/null 2>&1"; do
   ((SECONDS < deadline)) || fail "node2 did not answer a ping from node1 within 20 s of ARP back on ($(neighbour_state))"
