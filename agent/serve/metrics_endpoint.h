@@ -69,6 +69,9 @@ class MetricsEndpoint {
   ClientAuth client_auth_ = ClientAuth::kNoClientCert;
   std::unique_ptr<MetricsHandler> handler_;
   std::unique_ptr<ReadyzHandler> readyz_;
+  // Where the destructor knocks to wake civetweb's listening thread.
+  std::string knock_host_;
+  int knock_port_ = 0;
   // Last: destroyed first, as its threads use the handler and tls_.
   std::unique_ptr<CivetServer> server_;
 };
