@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every roced test on a Debian 12 machine (as root):
 # installs what the build and tests need (idempotent); the release build
-# (GCC, -O2); the QEMU lab and the routed lab, with beside them the release
-# unit and e2e tests and, at nice 19, the ASan+UBSan and TSan builds (clang;
-# each build's unit and e2e tests start once it is done), the libFuzzer
-# targets (clang) and last each fuzz target for its budget of executions.
+# (GCC, -O2, the test files -Og); the QEMU lab and the routed lab, with
+# beside them the release unit and e2e tests and, at nice 19, the ASan+UBSan
+# and TSan builds (clang; each build's tests start once it is done), the
+# libFuzzer targets (clang) and last each fuzz target for its executions.
 # Stages that mostly wait get work beside them; the table at the end gives
 # each stage's wall time (docs/ci.md says why this order). Every build treats
 # warnings as errors, links with mold and compiles through ccache (a cold
