@@ -75,6 +75,11 @@ problems=()
 # after the apply returned; then the status and the node.
 window() {
   local step=$1 confirm=$2 maxwait=$3 what=$4 restart=${5:-} out t0 applied rolled st
+  # Emptied here, not by the background job's own redirection: that runs
+  # in the forked shell, maybe after the poll below has read the last
+  # window's "applied" and restarted the agent under this window's apply
+  # (CI, stop 35: "apply_failed ... roced.sock: No such file").
+  : >"$REC_TMP/window.out"
   "$LAB" exec -t 120 "$REC_NODE" -- env ROCECTL="$ROCECTL_BIN" bash "$G/window.sh" "$step" "${confirm}s" "$maxwait" \
     >"$REC_TMP/window.out" 2>&1 &
   local w=$!
