@@ -71,8 +71,8 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
              "Serve gRPC server reflection (grpcurl without .proto files) on every listener. Off "
              "by default.");
   p->AddString("metrics-listen", &f->metrics_listen, "ADDR",
-               "Address of /metrics and /readyz (as `rocectl ready`: 200 or 503 with the checks). "
-               "[::]:PORT listens on every IPv4 and IPv6 address. Empty disables it.");
+               "Address of /metrics and /readyz (as `rocectl ready`: 200 or 503 with the checks). [::]:PORT: "
+               "every address (IPv4 only, IPv6 ones refused, with Debian 12's civetweb: no IPv6). Empty disables it.");
   p->AddString("web.config.file", &f->web_config_file, "FILE",
                "TLS and basic authentication for the Prometheus endpoint, in the web config "
                "format of node_exporter (tls_server_config: cert_file, key_file, "

@@ -1,14 +1,8 @@
 #include "agent/serve/metrics_endpoint.h"
 
 #include <CivetServer.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -20,11 +14,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "agent/serve/openssl3_shim/shim.h"
 #include "metrics/exposition.h"
 #include "prometheus/metric_family.h"
 #include "util/gzip.h"
 #include "util/status_macros.h"
+#include "util/tcp.h"
 
 namespace roced::agent {
 namespace {
@@ -58,28 +54,7 @@ std::string KnockHost(const std::string& civet_listen) {
 // Opens a TCP connection to host:port and closes it (waiting at most
 // 50 ms for it to be established): a listener blocked in poll() wakes.
 void Knock(const std::string& host, int port) {
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<uint16_t>(port));
-    len = sizeof(*v4);
-  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<uint16_t>(port));
-    len = sizeof(*v6);
-  } else {
-    return;
-  }
-  const int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 && errno == EINPROGRESS) {
-    pollfd p{fd, POLLOUT, 0};
-    poll(&p, 1, 50);
-  }
-  close(fd);
+  (void)util::ConnectTcp(host, static_cast<uint16_t>(port), absl::Now() + absl::Milliseconds(50));
 }
 
 }  // namespace
@@ -253,8 +228,19 @@ class MetricsHandler : public CivetHandler {
 
 MetricsEndpoint::MetricsEndpoint() = default;
 
+bool MetricsEndpoint::CanListenOnIpv6() {
+  constexpr unsigned kFeatureIpv6 = 8;  // civetweb.h: mg_check_feature, "8  support IPv6"
+  return mg_check_feature(kFeatureIpv6) != 0;
+}
+
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     const std::string& civet_listen, const WebConfig& web) {
+  if (absl::StartsWith(civet_listen, "[") && !CanListenOnIpv6()) {
+    // civetweb would fail with "null context when constructing CivetServer".
+    return absl::InvalidArgumentError(
+        "an IPv6 address needs civetweb built with IPv6, and this one is not (as Debian 12 ships it): give an "
+        "IPv4 address, or [::]:PORT or 0.0.0.0:PORT to listen on every IPv4 address");
+  }
   std::unique_ptr<MetricsEndpoint> ep(new MetricsEndpoint());
   std::vector<std::string> options = {"listening_ports", civet_listen, "num_threads", "2"};
   CivetCallbacks callbacks;

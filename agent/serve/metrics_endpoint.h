@@ -45,9 +45,15 @@ class MetricsEndpoint {
   // loaded now: a missing or mismatched file is INVALID_ARGUMENT naming the
   // field and file), basic authentication in place before it returns, so
   // nothing registered afterwards is ever served without it. A failed bind
-  // is UNAVAILABLE.
+  // is UNAVAILABLE; an IPv6 address ("[::1]:9471") where civetweb has no
+  // IPv6 (CanListenOnIpv6) is INVALID_ARGUMENT saying what to give instead.
   static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(const std::string& civet_listen,
                                                                  const WebConfig& web);
+  // Whether this process's civetweb can listen on IPv6 addresses. Debian
+  // 12's civetweb (1.15) is built without IPv6: there "+9471" (what
+  // "[::]:9471" becomes) listens on every IPv4 address only, and an IPv6
+  // address cannot be listened on at all.
+  static bool CanListenOnIpv6();
   // Stops the listener and waits for requests in flight.
   ~MetricsEndpoint();
 

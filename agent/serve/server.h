@@ -173,7 +173,8 @@ void ApplyServerLimits(grpc::ServerBuilder* builder);
 bool IsLoopbackListen(const std::string& listen);
 
 // Translates a listen address to civetweb's form: "[::]:9471" listens on
-// every IPv4 and IPv6 address ("+9471"); others pass through.
+// every address ("+9471": IPv4 and IPv6, or IPv4 only where civetweb has
+// no IPv6, see MetricsEndpoint::CanListenOnIpv6); others pass through.
 std::string CivetListenAddress(const std::string& listen);
 
 }  // namespace roced::agent

@@ -1,12 +1,8 @@
 #include "util/http_get.h"
 
-#include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -19,72 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "util/tcp.h"
 
 namespace roced::util {
 namespace {
-
-// Closes the descriptor when it goes out of scope.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-int RemainingMs(absl::Time deadline) {
-  const absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) return 0;
-  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
-}
-
-// Waits for `events` on fd; DEADLINE_EXCEEDED past the deadline.
-absl::Status Await(int fd, short events, absl::Time deadline, const std::string& what) {
-  while (true) {
-    pollfd p{fd, events, 0};
-    const int ms = RemainingMs(deadline);
-    if (ms == 0) return absl::DeadlineExceededError(absl::StrCat(what, ": no answer within the timeout"));
-    const int rc = poll(&p, 1, ms);
-    if (rc > 0) return absl::OkStatus();
-    if (rc < 0 && errno != EINTR) return absl::UnavailableError(absl::StrCat(what, ": poll: ", strerror(errno)));
-  }
-}
-
-// A non-blocking socket connected to one of the host's addresses.
-absl::Status Connect(const HttpUrl& url, absl::Time deadline, Fd* out) {
-  const std::string where = absl::StrCat(url.host, ":", url.port);
-  addrinfo hints = {};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (int rc = getaddrinfo(url.host.c_str(), std::to_string(url.port).c_str(), &hints, &result); rc != 0) {
-    return absl::UnavailableError(absl::StrCat(where, ": DNS: ", gai_strerror(rc)));
-  }
-  std::string last = "no address";
-  for (addrinfo* a = result; a != nullptr; a = a->ai_next) {
-    Fd fd{socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol)};
-    if (fd.fd < 0) continue;
-    if (connect(fd.fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last = strerror(errno);
-      continue;
-    }
-    if (absl::Status s = Await(fd.fd, POLLOUT, deadline, where); !s.ok()) {
-      freeaddrinfo(result);
-      return s;
-    }
-    int err = 0;
-    socklen_t len = sizeof(err);
-    getsockopt(fd.fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-      last = strerror(err);
-      continue;
-    }
-    std::swap(out->fd, fd.fd);
-    freeaddrinfo(result);
-    return absl::OkStatus();
-  }
-  freeaddrinfo(result);
-  return absl::UnavailableError(absl::StrCat(where, ": cannot connect: ", last));
-}
 
 absl::StatusOr<HttpResponse> ParseResponse(const std::string& raw, const std::string& where) {
   const size_t end = raw.find("\r\n\r\n");
@@ -167,15 +101,15 @@ absl::StatusOr<HttpResponse> HttpGet(const HttpUrl& url, const std::string& path
                                      size_t max_bytes) {
   const absl::Time deadline = absl::Now() + timeout;
   const std::string where = absl::StrCat(url.host, ":", url.port);
-  Fd fd;
-  if (absl::Status s = Connect(url, deadline, &fd); !s.ok()) return s;
+  absl::StatusOr<UniqueFd> fd = ConnectTcp(url.host, url.port, deadline);
+  if (!fd.ok()) return fd.status();
   const bool v6 = url.host.find(':') != std::string::npos;
   const std::string request =
       absl::StrCat("GET ", url.base_path, path_and_query, " HTTP/1.0\r\nHost: ", v6 ? "[" : "", url.host,
                    v6 ? "]" : "", ":", url.port, "\r\nAccept: application/json\r\nUser-Agent: rocectl\r\n\r\n");
   for (size_t sent = 0; sent < request.size();) {
-    if (absl::Status s = Await(fd.fd, POLLOUT, deadline, where); !s.ok()) return s;
-    const ssize_t n = send(fd.fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (absl::Status s = AwaitFd(fd->get(), POLLOUT, deadline, where); !s.ok()) return s;
+    const ssize_t n = send(fd->get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno != EAGAIN && errno != EINTR) {
       return absl::UnavailableError(absl::StrCat(where, ": send: ", strerror(errno)));
     }
@@ -184,8 +118,8 @@ absl::StatusOr<HttpResponse> HttpGet(const HttpUrl& url, const std::string& path
   std::string raw;
   char buf[65536];
   while (true) {
-    if (absl::Status s = Await(fd.fd, POLLIN, deadline, where); !s.ok()) return s;
-    const ssize_t n = recv(fd.fd, buf, sizeof(buf), 0);
+    if (absl::Status s = AwaitFd(fd->get(), POLLIN, deadline, where); !s.ok()) return s;
+    const ssize_t n = recv(fd->get(), buf, sizeof(buf), 0);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;

@@ -4,7 +4,9 @@
 // per ToR), the per-agent series with the far end as its ToR, and the
 // report naming the dead host; error answers and bad URLs refused naming
 // what; the HTTP GET against a server on loopback: the request line it
-// sends, an answer whole, one too large, one that never comes.
+// sends, an answer whole, one too large, one that never comes; the TCP
+// connect under it (util/tcp.h): by IPv4, IPv6 and name, refused, and one
+// a full listen queue leaves unanswered.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,6 +23,7 @@
 #include "tools/rocectl/mesh_prometheus.h"
 #include "util/http_get.h"
 #include "util/proto_time.h"
+#include "util/tcp.h"
 
 namespace roced::ctl {
 namespace {
@@ -274,6 +277,94 @@ TEST(HttpGet, AnAnswerTooLargeOrTooLateIsRefused) {
     absl::StatusOr<util::HttpResponse> r = util::HttpGet({"127.0.0.1", server.port(), ""}, "/", absl::Seconds(5), 50000);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   }
+}
+
+// A listening socket on loopback (`family` AF_INET or AF_INET6) with the
+// given backlog that never accepts; port 0 when it cannot be made.
+struct Listener {
+  util::UniqueFd fd;
+  uint16_t port = 0;
+};
+Listener Listen(int family, int backlog) {
+  Listener l;
+  l.fd = util::UniqueFd(socket(family, SOCK_STREAM, 0));
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  if (family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*a);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_addr = in6addr_loopback;
+    len = sizeof(*a);
+  }
+  if (l.fd.get() < 0 || bind(l.fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+      listen(l.fd.get(), backlog) != 0 || getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    return {};
+  }
+  l.port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                   : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return l;
+}
+
+// The port `fd` is connected to (0 when it is not connected): the
+// connection is real, not just a descriptor.
+uint16_t PeerPort(const util::UniqueFd& fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+  return ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                       : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+}
+
+TEST(ConnectTcp, ReachesAListenerByIPv4AddressOrName) {
+  Listener l = Listen(AF_INET, 8);
+  ASSERT_NE(l.port, 0);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  absl::StatusOr<util::UniqueFd> by_address = util::ConnectTcp("127.0.0.1", l.port, deadline);
+  ASSERT_TRUE(by_address.ok()) << by_address.status();
+  EXPECT_EQ(PeerPort(*by_address), l.port);
+  // "localhost" may resolve to ::1 first, where nothing listens: the next
+  // address is tried.
+  absl::StatusOr<util::UniqueFd> by_name = util::ConnectTcp("localhost", l.port, deadline);
+  ASSERT_TRUE(by_name.ok()) << by_name.status();
+  EXPECT_EQ(PeerPort(*by_name), l.port);
+}
+
+TEST(ConnectTcp, ReachesAListenerByIPv6Address) {
+  Listener l = Listen(AF_INET6, 8);
+  if (l.port == 0) GTEST_SKIP() << "no IPv6 loopback (::1) to listen on here";
+  absl::StatusOr<util::UniqueFd> fd = util::ConnectTcp("::1", l.port, absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  EXPECT_EQ(PeerPort(*fd), l.port);
+}
+
+TEST(ConnectTcp, ARefusedConnectionIsUnavailableNamingHostAndPort) {
+  uint16_t port = 0;
+  {
+    Listener l = Listen(AF_INET, 1);  // a port just free again
+    ASSERT_NE(l.port, 0);
+    port = l.port;
+  }
+  absl::StatusOr<util::UniqueFd> fd = util::ConnectTcp("127.0.0.1", port, absl::Now() + absl::Seconds(5));
+  EXPECT_EQ(fd.status().code(), absl::StatusCode::kUnavailable) << fd.status();
+  EXPECT_THAT(fd.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", port, ": cannot connect")));
+}
+
+TEST(ConnectTcp, AConnectionTheListenerCannotQueueRunsIntoTheDeadline) {
+  // Backlog 0 queues one connection; the kernel drops the next SYN, so that
+  // connect stays in progress until the deadline.
+  Listener l = Listen(AF_INET, 0);
+  ASSERT_NE(l.port, 0);
+  absl::StatusOr<util::UniqueFd> first = util::ConnectTcp("127.0.0.1", l.port, absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<util::UniqueFd> second =
+      util::ConnectTcp("127.0.0.1", l.port, absl::Now() + absl::Milliseconds(200));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kDeadlineExceeded) << second.status();
+  EXPECT_THAT(second.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", l.port)));
 }
 
 }  // namespace

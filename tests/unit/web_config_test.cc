@@ -14,6 +14,7 @@
 #include "agent/serve/web_config.h"
 #include "model/readiness.h"
 #include "util/http_get.h"
+#include "util/tcp.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -343,6 +344,29 @@ TEST(MetricsEndpoint, StopsWithoutWaitingOutTheListenersPoll) {
     }
     EXPECT_LT(absl::Now() - t0, absl::Seconds(3)) << listen << ": five starts and stops";
   }
+}
+
+// Debian 12's civetweb has no IPv6: "+PORT" ("[::]:PORT") then serves
+// IPv4 only, which the agent's health says, and an IPv6 address is refused
+// saying what to give instead of civetweb's "null context". Where civetweb
+// has IPv6, both reach the endpoint.
+TEST(MetricsEndpoint, IPv6IsServedOnlyWhereCivetwebHasItAndRefusedClearlyWhereNot) {
+  const bool v6 = MetricsEndpoint::CanListenOnIpv6();
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> any = MetricsEndpoint::Start("+0", WebConfig{});
+  ASSERT_TRUE(any.ok()) << any.status();
+  const auto port = static_cast<uint16_t>((*any)->GetListeningPorts().at(0));
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  EXPECT_TRUE(util::ConnectTcp("127.0.0.1", port, deadline).ok());
+  absl::StatusOr<util::UniqueFd> over_v6 = util::ConnectTcp("::1", port, deadline);
+  EXPECT_EQ(over_v6.ok(), v6) << over_v6.status();
+
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> loopback6 = MetricsEndpoint::Start("[::1]:0", WebConfig{});
+  if (v6) {
+    EXPECT_TRUE(loopback6.ok()) << loopback6.status();
+    return;
+  }
+  EXPECT_EQ(loopback6.status().code(), absl::StatusCode::kInvalidArgument) << loopback6.status();
+  EXPECT_THAT(loopback6.status().message(), AllOf(HasSubstr("IPv6"), HasSubstr("0.0.0.0:PORT")));
 }
 
 }  // namespace
