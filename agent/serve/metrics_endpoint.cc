@@ -19,6 +19,7 @@
 #include "metrics/exposition.h"
 #include "prometheus/metric_family.h"
 #include "util/gzip.h"
+#include "util/log.h"
 #include "util/status_macros.h"
 #include "util/tcp.h"
 
@@ -271,6 +272,11 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     return absl::UnavailableError(absl::StrCat("cannot listen on ", civet_listen, ": ", e.what()));
   }
   ep->server_->addHandler("/metrics", ep->handler_.get());
+  ep->ipv4_only_ = absl::StartsWith(civet_listen, "+") && !CanListenOnIpv6();
+  if (ep->ipv4_only_) {
+    LOG_INFO << "metrics endpoint on every address (" << civet_listen
+             << ") listens on IPv4 only: this civetweb is built without IPv6";
+  }
   const std::vector<int> ports = ep->server_->getListeningPorts();
   if (!ports.empty()) {
     ep->knock_host_ = KnockHost(civet_listen);
@@ -322,6 +328,7 @@ std::string MetricsEndpoint::Describe() const {
     absl::StrAppend(&out, ", client certificates: ", ClientAuthName(client_auth_));
   }
   if (handler_->has_auth()) absl::StrAppend(&out, ", basic auth");
+  if (ipv4_only_) absl::StrAppend(&out, ", IPv4 only");
   return out;
 }
 

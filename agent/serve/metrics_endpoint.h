@@ -65,7 +65,8 @@ class MetricsEndpoint {
   // ?verbose. Behind the same authentication as /metrics. Once.
   void ServeReadiness(std::function<model::Readiness()> readiness);
   std::vector<int> GetListeningPorts() const;
-  // "http", "https", "https, basic auth", ... (health and log lines).
+  // "http", "https", "https, basic auth", ... (health and log lines); ",
+  // IPv4 only" where "+PORT" could not listen on IPv6 too.
   std::string Describe() const;
 
  private:
@@ -78,6 +79,8 @@ class MetricsEndpoint {
   // Where the destructor knocks to wake civetweb's listening thread.
   std::string knock_host_;
   int knock_port_ = 0;
+  // "+PORT" without IPv6 in civetweb: every IPv4 address only.
+  bool ipv4_only_ = false;
   // Last: destroyed first, as its threads use the handler and tls_.
   std::unique_ptr<CivetServer> server_;
 };

@@ -192,15 +192,8 @@ absl::Status Server::StartMetrics() {
   if (registry_ != nullptr) metrics_endpoint_->RegisterCollectable(registry_);
   auto ports = metrics_endpoint_->GetListeningPorts();
   metrics_port_ = ports.empty() ? 0 : ports.front();
-  // "[::]:PORT" promises IPv6 too; say so where civetweb cannot keep it.
-  const bool ipv4_only = absl::StartsWith(options_.metrics_listen, "[::]:") && !MetricsEndpoint::CanListenOnIpv6();
-  if (ipv4_only) {
-    LOG_INFO << "metrics endpoint " << options_.metrics_listen
-             << " listens on IPv4 only: this civetweb is built without IPv6";
-  }
   agent_->SetComponentHealth("metrics", true,
-                             absl::StrCat("listening on port ", metrics_port_, " (", metrics_endpoint_->Describe(),
-                                          ipv4_only ? ", IPv4 only" : "", ")"));
+                             absl::StrCat("listening on port ", metrics_port_, " (", metrics_endpoint_->Describe(), ")"));
   return absl::OkStatus();
 }
 

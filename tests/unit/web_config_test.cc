@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/serve/basic_auth.h"
@@ -359,6 +360,7 @@ TEST(MetricsEndpoint, IPv6IsServedOnlyWhereCivetwebHasItAndRefusedClearlyWhereNo
   EXPECT_TRUE(util::ConnectTcp("127.0.0.1", port, deadline).ok());
   absl::StatusOr<util::UniqueFd> over_v6 = util::ConnectTcp("::1", port, deadline);
   EXPECT_EQ(over_v6.ok(), v6) << over_v6.status();
+  EXPECT_EQ(absl::StrContains((*any)->Describe(), "IPv4 only"), !v6) << (*any)->Describe();
 
   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> loopback6 = MetricsEndpoint::Start("[::1]:0", WebConfig{});
   if (v6) {
