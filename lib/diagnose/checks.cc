@@ -323,6 +323,36 @@ void SwitchAlignment(const Ctx& c) {
   }
 }
 
+// dcbx_mode: the port's DCBX run by the NIC's firmware (getdcbx without the
+// host bit), where what the host writes is replaced by what the switch
+// advertises to a willing port.
+void DcbxMode(const Ctx& c) {
+  for (const auto& [netdev, obs] : RoceNetdevs(c.in)) {
+    if (obs == nullptr || obs->dcbx_host != false) continue;
+    bool manages_dcb = false;
+    bool takes_host = false;
+    for (const auto& iface : c.in.state.config().desired().interfaces()) {
+      if (iface.match().netdev() != netdev || !iface.has_qos()) continue;
+      const auto& q = iface.qos();
+      manages_dcb = manages_dcb || q.trust() != roced::v1::TRUST_UNSPECIFIED || q.dscp_to_priority_size() > 0 ||
+                    q.has_pfc() || q.has_ets() || q.has_buffers();
+      takes_host = takes_host || q.dcbx_mode() == roced::v1::DCBX_MODE_HOST;
+    }
+    if (takes_host) continue;  // the reconciler takes host mode; `converged` says whether it has
+    c.Add(manages_dcb ? roced::v1::SEVERITY_WARNING : roced::v1::SEVERITY_INFO, netdev,
+          "DCBX runs in the NIC firmware, not on the host",
+          manages_dcb ? "the config sets PFC, ETS, trust or buffers on this port, but the firmware replaces host "
+                        "writes with what the switch advertises to a willing port, so roced reports those "
+                        "fields instead of writing them"
+                      : "PFC, ETS and the DSCP map follow what the switch advertises over LLDP (a willing port); "
+                        "host tools' changes do not last",
+          manages_dcb ? "set `qos.dcbx_mode: host` to let roced take the port (or disable the firmware's LLDP/DCBX "
+                        "agent: mlxconfig LLDP_NB_DCBX_P1=0, then reboot)"
+                      : "keep the switch's DCBX policy the source of truth, or take host mode "
+                        "(`qos.dcbx_mode: host`, `dcb dcbx set dev " + netdev + " host ieee`) and set QoS statically");
+  }
+}
+
 void Ecn(const Ctx& c) {
   for (const auto& [netdev, obs] : RoceNetdevs(c.in)) {
     if (obs == nullptr || !obs->pfc || obs->pfc->enabled == 0) continue;
@@ -854,6 +884,7 @@ const std::vector<Check>& All() {
       {{"pfc_dscp", "RoCE DSCP vs PFC priorities and trust"}, PfcDscp},
       {{"switch_alignment", "the host's PFC, DSCP map, MTU and willing bit against the switch's LLDP"},
        SwitchAlignment},
+      {{"dcbx_mode", "RoCE ports whose DCBX the NIC firmware runs (host writes replaced)"}, DcbxMode},
       {{"ecn", "ECN notification/reaction point on the PFC priorities"}, Ecn},
       {{"mtu", "RoCE MTU below 4096 because of the netdev MTU"}, Mtu},
       {{"pcie", "NICs trained below their PCIe width or speed"}, Pcie},

@@ -308,6 +308,28 @@ absl::Status DcbNetlink::SetBuffer(const std::string& ifname, const DcbBuffer& b
   return SetOne(ifname, DCB_ATTR_DCB_BUFFER, &k, sizeof(k), "set port buffer");
 }
 
+absl::Status DcbNetlink::SetDcbx(const std::string& ifname, uint8_t mode) const {
+  MsgPtr msg = NewRequest(RTM_SETDCB, DCB_CMD_SDCBX, ifname);
+  if (!msg || nla_put_u8(msg.get(), DCB_ATTR_DCBX, mode) < 0) return absl::InternalError("cannot build DCB_CMD_SDCBX");
+  auto sock = Connect();
+  if (!sock.ok()) return sock.status();
+  // The reply's DCB_ATTR_DCBX is the driver's answer: 0 taken, else refused.
+  std::optional<uint8_t> answer;
+  auto rc = Transact(sock->get(), msg.get(), [&](nlmsghdr* hdr) {
+    nlattr* tb[DCB_ATTR_MAX + 1] = {};
+    if (nlmsg_parse(hdr, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) == 0 && tb[DCB_ATTR_DCBX]) {
+      answer = U8(tb[DCB_ATTR_DCBX]);
+    }
+  });
+  if (!rc.ok()) return rc.status();
+  if (*rc != 0) return KernelError(*rc, "set DCBX mode", ifname);
+  if (answer.value_or(0) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(ifname, ": the driver refused DCBX mode 0x", absl::Hex(mode), " (setdcbx)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DcbNetlink::AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const {
   return AppCommand(ifname, apps, DCB_CMD_IEEE_SET, "add app-table entries");
 }

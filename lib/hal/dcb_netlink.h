@@ -85,6 +85,9 @@ class DcbNetlink {
   absl::Status SetPfc(const std::string& ifname, const DcbPfc& pfc) const;
   // DCB_ATTR_DCB_BUFFER; total_size is the driver's and not sent.
   absl::Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) const;
+  // DCB_CMD_SDCBX: the DCBX mode bits (DCB_CAP_DCBX_*; 0 hands DCBX to the
+  // NIC's firmware on mlx5). FAILED_PRECONDITION when the driver refuses.
+  absl::Status SetDcbx(const std::string& ifname, uint8_t mode) const;
   // Adds application-table entries (DCB_CMD_IEEE_SET with an APP_TABLE).
   absl::Status AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
   // Deletes entries (DCB_CMD_IEEE_DEL).

@@ -1,5 +1,7 @@
 #include "metrics/dcb_collector.h"
 
+#include <linux/dcbnl.h>
+
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +28,19 @@ std::vector<MetricFamily> DcbCollector::Families(const std::vector<DcbPfcReading
                            "DCB netlink (0 where the driver does not fill the count).",
                            MetricType::Counter,
                            {}};
+  MetricFamily host_mode{"roced_dcb_dcbx_host_mode",
+                         "Whether the host runs DCBX on the netdev (1) or the NIC's firmware or an LLDP agent "
+                         "does (0: host writes of PFC, ETS and the DSCP map are replaced by what the switch "
+                         "advertises to a willing port).",
+                         MetricType::Gauge,
+                         {}};
   for (const auto& r : readings) {
+    if (r.dcbx) {
+      ClientMetric m;
+      m.label = {{"netdev", r.netdev}};
+      m.gauge.value = (*r.dcbx & DCB_CAP_DCBX_HOST) != 0 && (*r.dcbx & DCB_CAP_DCBX_LLD_MANAGED) == 0 ? 1 : 0;
+      host_mode.metric.push_back(std::move(m));
+    }
     for (int p = 0; p < 8; ++p) {
       std::vector<ClientMetric::Label> labels = {{"netdev", r.netdev}, {"priority", absl::StrCat(p)}};
       ClientMetric e;
@@ -43,7 +57,9 @@ std::vector<MetricFamily> DcbCollector::Families(const std::vector<DcbPfcReading
       indications.metric.push_back(std::move(i));
     }
   }
-  return {std::move(enabled), std::move(requests), std::move(indications)};
+  std::vector<MetricFamily> out = {std::move(enabled), std::move(requests), std::move(indications)};
+  if (!host_mode.metric.empty()) out.push_back(std::move(host_mode));
+  return out;
 }
 
 std::vector<MetricFamily> DcbCollector::Collect() const {
@@ -53,7 +69,7 @@ std::vector<MetricFamily> DcbCollector::Collect() const {
     if (netdev.empty() || !seen.insert(netdev).second) continue;
     auto reading = dcb_->Get(netdev);
     if (!reading.ok() || !reading->pfc) continue;  // gone, or no DCB
-    readings.push_back({netdev, *reading->pfc});
+    readings.push_back({netdev, *reading->pfc, reading->dcbx});
   }
   return Families(readings);
 }

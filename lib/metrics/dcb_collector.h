@@ -9,6 +9,12 @@
 // | roced_dcb_pfc_enabled               | gauge   | netdev, priority  | ieee_pfc.pfc_en bit N    |
 // | roced_dcb_pfc_requests_total        | counter | netdev, priority  | ieee_pfc.requests[N]     |
 // | roced_dcb_pfc_indications_total     | counter | netdev, priority  | ieee_pfc.indications[N]  |
+// | roced_dcb_dcbx_host_mode            | gauge   | netdev            | getdcbx DCB_CAP_DCBX_HOST|
+//
+// roced_dcb_dcbx_host_mode is 1 when the host runs DCBX on the port and 0
+// when the NIC's firmware (mlx5's non-host mode) or an LLDP agent does; in
+// that mode the firmware replaces what the host writes with what a willing
+// port hears from the switch. No series when the driver reports no mode.
 //
 // A netdev without DCB (no getpfc) has no series. Drivers that implement
 // getpfc but do not fill the counts report 0 for them (the kernel zeroes
@@ -16,7 +22,9 @@
 // counter_collector.h are the primary pause statistics.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +39,7 @@ namespace roced::metrics {
 struct DcbPfcReading {
   std::string netdev;
   hal::DcbPfc pfc;
+  std::optional<uint8_t> dcbx;  // getdcbx's mode bits, where reported
 };
 
 class DcbCollector : public prometheus::Collectable {

@@ -333,6 +333,7 @@ void ValidateDcqcn(Checker& c, const std::string& dp, const roced::v1::DcqcnConf
 
 void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig& qos) {
   c.Enum(path + ".trust", roced::v1::Trust_descriptor(), qos.trust(), true);
+  c.Enum(path + ".dcbx_mode", roced::v1::DcbxMode_descriptor(), qos.dcbx_mode(), true);
   std::set<uint32_t> mapped_prios;
   for (const auto& [dscp, prio] : qos.dscp_to_priority()) {
     std::string p = absl::StrCat(path, ".dscp_to_priority[", dscp, "]");
@@ -347,7 +348,14 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
   std::set<uint32_t> pfc_prios;
   if (qos.has_pfc()) {
     pfc_prios = c.Priorities(path + ".pfc.priorities", qos.pfc().priorities());
-    if (qos.pfc().has_delay()) c.Range(path + ".pfc.delay", qos.pfc().delay(), 0, cl::kMaxPfcDelay, "delay");
+    if (qos.pfc().has_delay() &&
+        c.Range(path + ".pfc.delay", qos.pfc().delay(), 0, cl::kMaxPfcDelay, "delay") &&
+        (qos.pfc().delay() == 0 || qos.pfc().delay() >= 1000)) {
+      // mlx5e_dcbnl_ieee_setpfc takes the delay as the cable length in
+      // metres only when it is 1-999 (MLX5E_MAX_CABLE_LENGTH).
+      c.Warn(path + ".pfc.delay", absl::StrCat("mlx5 keeps its cable length (7 m at load) for a delay of ",
+                                               qos.pfc().delay(), ": it takes 1-999 m"));
+    }
     if (qos.trust() == roced::v1::TRUST_DSCP) {
       for (uint32_t prio : pfc_prios) {
         if (!mapped_prios.count(prio)) {

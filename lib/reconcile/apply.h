@@ -36,6 +36,9 @@ class NodeIo {
   // The kernel may reserve fewer pages than asked for.
   virtual absl::Status SetHugepages(const HugepagePool& pool, uint64_t count) = 0;
   virtual absl::Status SetMtu(const Target& target, uint32_t mtu) = 0;
+  // Takes the port's DCBX into host mode (setdcbx HOST | VER_IEEE), or
+  // hands it back to the NIC's firmware (setdcbx 0).
+  virtual absl::Status SetDcbxHost(const Target& target, bool host) = 0;
   // The DSCP app table; an empty map means PCP trust.
   virtual absl::Status SetDscp(const Target& target, const DscpMap& from, const DscpMap& to) = 0;
   virtual absl::Status SetEts(const Target& target, const Ets& ets) = 0;

@@ -45,6 +45,8 @@ std::string Arr(const std::array<uint8_t, 8>& a) {
   return absl::StrCat("[", absl::StrJoin(v, ","), "]");
 }
 
+constexpr uint8_t kTsaEts = 2;  // IEEE_8021QAZ_TSA_ETS
+
 std::string TsaName(uint8_t tsa) {
   switch (tsa) {
     case 0: return "strict";
@@ -205,6 +207,7 @@ struct Entry {
   Scope scope;
   bool disruptive = false;
   bool partial = false;
+  bool dcbx_owned = false;
   const char* note = "";
   std::function<bool(const T& observed, const T& wanted)> same = nullptr;
   // Numbers only: the largest value the field holds. A journal entry above
@@ -275,6 +278,7 @@ FieldSpec Erase(Entry<T> e) {
       .scope = e.scope,
       .disruptive = e.disruptive,
       .partial = e.partial,
+      .dcbx_owned = e.dcbx_owned,
       .note = e.note,
       .same = SameOf(e.same),
       .desired = std::move(desired),
@@ -334,6 +338,30 @@ FieldSpec MtuField() {
   });
 }
 
+// The port's DCBX mode, as a number: 1 host, 0 firmware. Managed only when
+// the config asks for host mode; the rollback of a failed apply hands the
+// port back to the firmware (setdcbx 0).
+FieldSpec DcbxModeField() {
+  return Erase<uint64_t>({
+      .field = Field::kDcbxMode,
+      .path = "qos.dcbx_mode",
+      .scope = Scope::kNetdev,
+      .note = "the NIC's firmware stops running DCBX on this port: roced's PFC, ETS and DSCP map stay as written",
+      .max_number = 1,
+      .desired = [](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
+        if (!c.has_qos() || c.qos().dcbx_mode() != roced::v1::DCBX_MODE_HOST) return std::nullopt;
+        return 1;
+      },
+      .observe = [](const InterfaceObserved* i, const std::optional<uint64_t>&) -> std::optional<uint64_t> {
+        if (!i->dcbx_host) return std::nullopt;
+        return *i->dcbx_host ? 1 : 0;
+      },
+      .render = [](const uint64_t& host) -> std::string { return host != 0 ? "host" : "firmware"; },
+      .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<uint64_t>&,
+                  const uint64_t& to) { return io.SetDcbxHost(*t, to != 0); },
+  });
+}
+
 // The DSCP app table, which on upstream mlx5 also decides trust: entries
 // mean DSCP trust, none means PCP.
 std::optional<DscpMap> DesiredDscp(const InterfaceConfig& c, const InterfaceObserved& obs) {
@@ -359,6 +387,7 @@ FieldSpec DscpField() {
       .field = Field::kDscp,
       .path = "qos.dscp_to_priority",
       .scope = Scope::kNetdev,
+      .dcbx_owned = true,
       .note = "trust follows the DSCP app table: entries mean DSCP trust, none means PCP",
       .desired = DesiredDscp,
       .observe = Member<DscpMap>(&InterfaceObserved::dscp),
@@ -382,11 +411,28 @@ std::optional<Ets> DesiredEts(const InterfaceConfig& c, const InterfaceObserved&
   return e;
 }
 
+// Whether ETS read back from the driver is what was asked for, compared as
+// the driver can hold it (nmstate's rule: verify what the user asked for).
+// mlx5 (en_dcbnl.c, mlx5e_build_tc_tx_bw and mlx5e_dcbnl_ieee_getets) gives
+// strict and vendor classes 100% of the port and reads them back so, and an
+// ETS class asked for at 0% shares what the others leave (read back as 0%
+// only when the driver can tell it apart). So: the priority map and every
+// class's tsa exactly, the bandwidth of the ETS classes given a share.
+bool EtsSatisfies(const Ets& observed, const Ets& wanted) {
+  if (observed.prio_tc != wanted.prio_tc || observed.tsa != wanted.tsa) return false;
+  for (size_t k = 0; k < wanted.tsa.size(); ++k) {
+    if (wanted.tsa[k] == kTsaEts && wanted.tc_bw[k] != 0 && observed.tc_bw[k] != wanted.tc_bw[k]) return false;
+  }
+  return true;
+}
+
 FieldSpec EtsField() {
   return Erase<Ets>({
       .field = Field::kEts,
       .path = "qos.ets",
       .scope = Scope::kNetdev,
+      .dcbx_owned = true,
+      .same = EtsSatisfies,
       .desired = DesiredEts,
       .observe = Member<Ets>(&InterfaceObserved::ets),
       .render = EtsText,
@@ -401,7 +447,17 @@ FieldSpec PfcField() {
       .path = "qos.pfc",
       .scope = Scope::kNetdev,
       .disruptive = true,
+      .dcbx_owned = true,
       .note = "mlx5 flaps the link when pfc_en changes",
+      // The enabled priorities exactly; the delay (mlx5: the cable length
+      // used to size the lossless buffers' headroom) only where the driver
+      // keeps one. mlx5e_dcbnl_ieee_getpfc reports it only with port-buffer
+      // support (0 without), and mlx5e_dcbnl_ieee_setpfc ignores 0 and
+      // anything from 1000 m up.
+      .same = [](const Pfc& observed, const Pfc& wanted) {
+        return observed.enabled == wanted.enabled &&
+               (observed.delay == wanted.delay || observed.delay == 0 || wanted.delay == 0 || wanted.delay >= 1000);
+      },
       .desired = [](const InterfaceConfig& c, const InterfaceObserved& obs) -> std::optional<Pfc> {
         if (!c.has_qos() || !c.qos().has_pfc()) return std::nullopt;
         const auto& pfc = c.qos().pfc();
@@ -458,6 +514,7 @@ FieldSpec BufferField() {
       .field = Field::kPortBuffer,
       .path = "qos.buffers",
       .scope = Scope::kNetdev,
+      .dcbx_owned = true,
       .note = "a manual buffer layout replaces the one mlx5 derives from PFC",
       .desired = DesiredBuffer,
       .observe = Member<PortBuffer>(&InterfaceObserved::buffer),
@@ -569,7 +626,8 @@ FieldSpec RoceTosField() {
 std::vector<FieldSpec> BuildTable() {
   std::vector<FieldSpec> table = {
       HugepagesField(),      // 1. hugepages
-      MtuField(),            // 2. MTU
+      MtuField(),            // 2. MTU, then
+      DcbxModeField(),       //    the DCBX mode
       DscpField(),           // 3. DSCP map (trust)
       EtsField(),            // 4. ETS, then
       PfcField(),            //    PFC, then

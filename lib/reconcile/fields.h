@@ -61,6 +61,10 @@ struct FieldSpec {
   // as far as free memory goes): a read-back short of the wanted value is a
   // PARTIAL step, kept, not a failure that rolls the apply back.
   bool partial;
+  // A DCB setting that the NIC's firmware owns while it runs DCBX
+  // (InterfaceObserved::dcbx_host false): not written then, unless the
+  // config takes host mode (qos.dcbx_mode).
+  bool dcbx_owned;
   // Shown with the field's plan steps ("" for none).
   const char* note;
   // Whether an observed value satisfies a wanted one; null: equality. For

@@ -1,5 +1,7 @@
 #include "reconcile/linux_node_io.h"
 
+#include <linux/dcbnl.h>
+
 #include "absl/strings/str_cat.h"
 #include "model/dcqcn_params.h"
 #include "util/log.h"
@@ -26,6 +28,9 @@ InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
       o.dcb_willing = dcb->ets->willing;
     }
     if (dcb->pfc) o.pfc = Pfc{dcb->pfc->pfc_en, dcb->pfc->delay};
+    // getdcbx: HOST set means the host runs DCBX; without it the firmware
+    // (mlx5's non-host mode) or an LLDP agent (LLD_MANAGED) does.
+    if (dcb->dcbx) o.dcbx_host = (*dcb->dcbx & DCB_CAP_DCBX_HOST) != 0 && (*dcb->dcbx & DCB_CAP_DCBX_LLD_MANAGED) == 0;
     if (dcb->buffer) o.buffer = PortBuffer{dcb->buffer->prio2buffer, dcb->buffer->buffer_size, dcb->buffer->total_size};
   } else if (!absl::IsUnimplemented(dcb.status())) {
     LOG_DEBUG << "DCB read of " << t.netdev << ": " << dcb.status();
@@ -59,24 +64,34 @@ absl::Status LinuxNodeIo::SetHugepages(const HugepagePool& pool, uint64_t count)
 
 absl::Status LinuxNodeIo::SetMtu(const Target& t, uint32_t mtu) { return link_.Set(t.netdev, mtu); }
 
+absl::Status LinuxNodeIo::SetDcbxHost(const Target& t, bool host) {
+  return dcb_.SetDcbx(t.netdev, host ? DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE : 0);
+}
+
 absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const DscpMap& want) {
-  std::vector<hal::DcbApp> add, del;
+  std::vector<hal::DcbApp> add, remapped, removed;
   for (const auto& [dscp, prio] : want) {
     auto it = have.find(dscp);
     if (it == have.end() || it->second != prio) add.push_back({hal::kAppSelectorDscp, prio, dscp});
+    if (it != have.end() && it->second != prio) remapped.push_back({hal::kAppSelectorDscp, it->second, dscp});
   }
   for (const auto& [dscp, prio] : have) {
-    auto it = want.find(dscp);
-    if (it == want.end() || it->second != prio) del.push_back({hal::kAppSelectorDscp, prio, dscp});
+    if (!want.contains(dscp)) removed.push_back({hal::kAppSelectorDscp, prio, dscp});
   }
   // Add before delete: on mlx5 removing the last DSCP entry drops the
   // port to PCP trust, which a remap must not pass through.
   if (absl::Status s = dcb_.AddApps(t.netdev, add); !s.ok()) return s;
-  absl::Status s = dcb_.DelApps(t.netdev, del);
-  // A driver that replaces an entry on add (mlx5 keeps one priority per
-  // DSCP) has already dropped the old one.
-  if (absl::IsNotFound(s)) return absl::OkStatus();
-  return s;
+  // A remapped DSCP's old entry: mlx5 has already replaced it on add
+  // (mlx5e_dcbnl_ieee_setapp deletes the old entry) and refuses to delete
+  // it again with ENOENT (mlx5e_dcbnl_ieee_delapp: the priority no longer
+  // matches its map); a driver that keeps both needs it deleted. One
+  // request each, because the kernel stops a multi-entry delete at its
+  // first error (dcbnl_ieee_del) and would leave the rest behind.
+  for (const hal::DcbApp& old : remapped) {
+    absl::Status s = dcb_.DelApps(t.netdev, {old});
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return dcb_.DelApps(t.netdev, removed);
 }
 
 absl::Status LinuxNodeIo::SetEts(const Target& t, const Ets& want) {

@@ -30,6 +30,7 @@ class LinuxNodeIo : public NodeIo {
 
   absl::Status SetHugepages(const HugepagePool& pool, uint64_t count) override;
   absl::Status SetMtu(const Target& target, uint32_t mtu) override;
+  absl::Status SetDcbxHost(const Target& t, bool host) override;
   absl::Status SetDscp(const Target& target, const DscpMap& from, const DscpMap& to) override;
   absl::Status SetEts(const Target& target, const Ets& ets) override;
   absl::Status SetPfc(const Target& target, const Pfc& pfc) override;

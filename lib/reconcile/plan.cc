@@ -111,10 +111,19 @@ class Planner {
   // Every interface field `config` manages, in table order.
   void Interface(size_t index, const Target& t, const roced::v1::InterfaceConfig& config,
                  const InterfaceObserved& obs) {
+    // The NIC's firmware runs DCBX and the config does not take host mode:
+    // what the host wrote would be replaced by what the switch advertises
+    // (a willing port), so the DCB fields are reported, not written.
+    const bool firmware_dcbx =
+        obs.dcbx_host == false && !(config.has_qos() && config.qos().dcbx_mode() == roced::v1::DCBX_MODE_HOST);
     for (const FieldSpec& spec : Fields()) {
       if (spec.scope == Scope::kHugepagePool) continue;
       std::optional<Value> want = spec.desired(config, obs);
       if (!want) continue;
+      if (firmware_dcbx && spec.dcbx_owned) {
+        FirmwareOwned(spec, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want);
+        continue;
+      }
       Compare(spec, index, HugepagePool{}, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want);
     }
   }
@@ -152,6 +161,25 @@ class Planner {
     s.disruptive = spec.disruptive;
     s.note = spec.note;
     plan_->steps.push_back(std::move(s));
+  }
+
+  // A DCB field while the firmware runs DCBX: its status says so, with what
+  // the port has; no step.
+  void FirmwareOwned(const FieldSpec& spec, const std::string& object, const Value& observed, const Value& wanted) {
+    roced::v1::FieldStatus fs;
+    fs.set_object(object);
+    fs.set_field(spec.path);
+    fs.set_desired(Render(wanted, spec.field));
+    fs.set_observed(std::holds_alternative<std::monostate>(observed) ? "(not supported)"
+                                                                      : Render(observed, spec.field));
+    const bool same = !std::holds_alternative<std::monostate>(observed) && Satisfies(spec, observed, wanted);
+    fs.set_sync(same ? roced::v1::FIELD_SYNC_IN_SYNC : roced::v1::FIELD_SYNC_UNSUPPORTED);
+    if (!same) {
+      fs.set_message(absl::StrCat(object, "'s DCBX runs in the NIC firmware (getdcbx: no host mode), which "
+                                  "replaces host writes of ", spec.path, " with what the switch advertises; "
+                                  "set qos.dcbx_mode: host to let roced manage it"));
+    }
+    plan_->fields.push_back(std::move(fs));
   }
 
   Plan* plan_;

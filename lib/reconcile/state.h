@@ -70,7 +70,14 @@ struct InterfaceObserved {
   std::map<std::string, uint64_t> dcqcn;
   // Observed only, never written (diagnose's switch_alignment): the ETS
   // willing bit, i.e. the port takes its DCB settings from the switch.
+  // (mlx5 never reports it: mlx5e_dcbnl_ieee_getets leaves it 0.)
   std::optional<bool> dcb_willing;
+  // Who runs DCBX (getdcbx's DCB_CAP_DCBX_HOST bit): true host, false the
+  // NIC's firmware (or an LLDP agent: LLD_MANAGED); nullopt when the driver
+  // reports no mode. In firmware mode the DCB fields (DSCP map, ETS, PFC,
+  // buffers) belong to the firmware's DCBX unless the config takes host
+  // mode (qos.dcbx_mode: host).
+  std::optional<bool> dcbx_host;
 };
 
 struct HugepagePool {
@@ -93,7 +100,8 @@ struct Observed {
 //  1. hugepages first: reserving memory gets harder the longer the node
 //     runs, and nothing else depends on it;
 //  2. MTU before QoS: a netdev MTU change can reset a port on some NICs,
-//     which would undo QoS written before it;
+//     which would undo QoS written before it; then the DCBX mode, since in
+//     firmware mode the NIC's DCBX agent replaces the DCB writes after it;
 //  3. DSCP map (and with it trust) before ETS and PFC, so traffic is already
 //     classified onto the lossless priority when pause is switched on;
 //  4. ETS before PFC, and PFC before the port buffers: the kernel's own
@@ -112,6 +120,7 @@ struct Observed {
 enum class Field {
   kHugepages = 0,
   kMtu,
+  kDcbxMode,
   kDscp,
   kEts,
   kPfc,

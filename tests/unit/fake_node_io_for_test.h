@@ -81,11 +81,21 @@ class FakeNodeIoForTest : public NodeIo {
   absl::Status SetMtu(const Target& t, uint32_t mtu) override {
     return Store(Field::kMtu, t, &InterfaceObserved::mtu, mtu);
   }
+  absl::Status SetDcbxHost(const Target& t, bool host) override {
+    return Store(Field::kDcbxMode, t, &InterfaceObserved::dcbx_host, host);
+  }
   absl::Status SetDscp(const Target& t, const DscpMap&, const DscpMap& to) override {
     return Store(Field::kDscp, t, &InterfaceObserved::dscp, to);
   }
+  // Stores what mlx5 reads back: strict and vendor classes at 100%
+  // (en_dcbnl.c: mlx5e_build_tc_tx_bw writes MLX5E_MAX_BW_ALLOC for them,
+  // mlx5e_dcbnl_ieee_getets reads the port back).
   absl::Status SetEts(const Target& t, const Ets& ets) override {
-    return Store(Field::kEts, t, &InterfaceObserved::ets, ets);
+    Ets stored = ets;
+    for (size_t k = 0; k < stored.tsa.size(); ++k) {
+      if (stored.tsa[k] != 2) stored.tc_bw[k] = 100;
+    }
+    return Store(Field::kEts, t, &InterfaceObserved::ets, stored);
   }
   absl::Status SetPfc(const Target& t, const Pfc& pfc) override {
     return Store(Field::kPfc, t, &InterfaceObserved::pfc, pfc);

@@ -60,6 +60,51 @@ static char *ifname = "eth0";
 module_param(ifname, charp, 0444);
 MODULE_PARM_DESC(ifname, "interface to give DCB support to (default eth0)");
 
+/*
+ * DCBX mode at load: "host" (the inbox driver after `setdcbx host`, or
+ * firmware with LLDP off) or "firmware" (ConnectX's default when the
+ * firmware LLDP/DCBX agent is enabled: mlx5e_dcbnl_query_dcbx_mode reads
+ * version_oper != HOST and the HOST bit stays out of dcbx.cap).
+ */
+static char *dcbx_mode = "host";
+module_param(dcbx_mode, charp, 0444);
+MODULE_PARM_DESC(dcbx_mode, "DCBX mode at load: host (default) or firmware");
+
+/*
+ * In firmware mode with the port willing, the switch's DCBX decides: the
+ * stand-in rewrites pfc_en to this mask fw_dcbx_ms after every host write
+ * (and at load), as the firmware does when it next hears the switch. -1:
+ * the switch advertises nothing.
+ */
+static int peer_pfc = -1;
+module_param(peer_pfc, int, 0444);
+MODULE_PARM_DESC(peer_pfc, "firmware mode: the switch's PFC enable mask the willing port adopts (-1 none)");
+
+/*
+ * mlx5e_dcbnl_ieee_getets reads strict and vendor classes back at 100% in
+ * every kernel since "net/mlx5e: Read ETS settings directly from firmware"
+ * (820c2c5e773d) until the 2026 fix "Report 0 for non ETS TSA" (in Debian's
+ * 6.1.192), which reports them at 0% and tells zero-bandwidth ETS classes
+ * by their cached tsa. 0: the kernels before the fix (the default: what
+ * most fleets run); 1: with it.
+ */
+static bool ets_zero_non_ets;
+module_param(ets_zero_non_ets, bool, 0444);
+MODULE_PARM_DESC(ets_zero_non_ets, "getets as after the 2026 fix: strict/vendor classes read back at 0% (default 0: at 100%)");
+
+/*
+ * MLX5_BUFFER_SUPPORTED (pcam_reg with pbmc and pptb: ConnectX-5 on): the
+ * port-buffer ops and the PFC delay. Without it mlx5e_dcbnl_getbuffer and
+ * _setbuffer answer EOPNOTSUPP and mlx5e_dcbnl_ieee_getpfc reports no delay.
+ */
+static bool buffer_support = true;
+module_param(buffer_support, bool, 0444);
+MODULE_PARM_DESC(buffer_support, "port buffers and the PFC delay, as MLX5_BUFFER_SUPPORTED (default 1)");
+
+static unsigned int fw_dcbx_ms = 300;
+module_param(fw_dcbx_ms, uint, 0444);
+MODULE_PARM_DESC(fw_dcbx_ms, "firmware mode: delay before the switch's PFC replaces a host write (ms)");
+
 /* ---------------------------------------------------------------- stats */
 
 enum prio_stat {
@@ -123,7 +168,21 @@ struct dcbtest {
 
 	/* DCB state, RTNL */
 	struct ieee_pfc pfc;
-	struct ieee_ets ets;
+	/*
+	 * ETS as mlx5 keeps it: the port (firmware) holds prio->tc, a group per
+	 * tc and a bandwidth per tc; the driver caches only the tsa it was last
+	 * given (priv->dcbx.tc_tsa) and derives the rest on every read.
+	 */
+	u8 fw_prio_tc[NPRIO];
+	u8 fw_tc_group[NPRIO];
+	u8 fw_tc_bw[NPRIO];
+	u8 tc_tsa[NPRIO];
+	bool ets_zero_non_ets;	/* getets as after the 2026 fix (module parameter, test control) */
+	/* DCBX: the mode the firmware runs (mlx5e_dcbx.mode) and what getdcbx reports (.cap) */
+	bool dcbx_host;
+	/* firmware DCBX stand-in: the switch's PFC as a willing port takes it (-1: none) */
+	int peer_pfc;
+	struct delayed_work fw_dcbx_work;
 	struct dcbnl_buffer buffer;
 	u8 dcbx_cap;
 	bool trust_dscp;
@@ -322,18 +381,29 @@ static int dt_set_tunable(struct net_device *dev,
 	return 0;
 }
 
+/* Follows mlx5e_dcbnl_ieee_getpfc(): the delay (cable length) only with buffer support. */
 static int dt_ieee_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	int p;
 
-	*pfc = g->pfc;
+	pfc->pfc_cap = NPRIO;
 	for (p = 0; p < NPRIO; p++) {
 		pfc->requests[p] = atomic64_read(&g->prio_stats[PS_TX_PAUSE][p]);
 		pfc->indications[p] = atomic64_read(&g->prio_stats[PS_RX_PAUSE][p]);
 	}
+	if (buffer_support)
+		pfc->delay = g->pfc.delay;
+	pfc->pfc_en = g->pfc.pfc_en;
 	return 0;
 }
 
+static void fw_dcbx_schedule(void);
+
+/*
+ * Follows mlx5e_dcbnl_ieee_setpfc(): a pfc_en change is written and the
+ * link toggled; the delay is taken as the cable length when it is non-zero,
+ * below 1000 and different; mbc is not kept.
+ */
 static int dt_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	g->calls[C_SETPFC]++;
@@ -343,19 +413,117 @@ static int dt_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 		g->pfc.pfc_en = pfc->pfc_en;
 		toggle_port_link();
 	}
-	/* mlx5 takes delay as the cable length used for headroom */
 	if (pfc->delay && pfc->delay < MAX_CABLE_LENGTH)
 		g->pfc.delay = pfc->delay;
-	g->pfc.mbc = pfc->mbc;
+	fw_dcbx_schedule();
 	return 0;
 }
 
+#define MAX_BW_ALLOC 100	/* MLX5E_MAX_BW_ALLOC */
+#define VENDOR_TC_GROUP 7	/* MLX5E_VENDOR_TC_GROUP_NUM */
+#define LOWEST_PRIO_GROUP 0	/* MLX5E_LOWEST_PRIO_GROUP */
+
+/*
+ * Follows mlx5e_dcbnl_ieee_getets(): prio->tc, group and bandwidth are read
+ * from the port; a tc below 100% is ETS, a tc of the vendor group (7) with
+ * no group 6 in use is vendor, any other keeps the cached tsa. So strict
+ * and vendor classes read back at 100% (the port's figure), or at 0% with
+ * the 2026 fix (ets_zero_non_ets). With a zero-bandwidth ETS class (group 1
+ * holding the non-zero ETS classes) the classes of group 0 read back as 0%.
+ * willing is never reported (dcbnl zeroes the struct; mlx5 leaves it).
+ */
 static int dt_ieee_getets(struct net_device *dev, struct ieee_ets *ets)
 {
-	*ets = g->ets;
+	bool group6 = false, zero_bw_ets = false;
+	int i;
+
+	ets->ets_cap = NPRIO;
+	for (i = 0; i < NPRIO; i++) {
+		bool ets_tc = g->ets_zero_non_ets ?
+			g->tc_tsa[i] == IEEE_8021QAZ_TSA_ETS :
+			g->fw_tc_bw[i] < MAX_BW_ALLOC;
+
+		ets->prio_tc[i] = g->fw_prio_tc[i];
+		ets->tc_tx_bw[i] = g->fw_tc_bw[i];
+		if (ets_tc && g->fw_tc_group[i] == LOWEST_PRIO_GROUP + 1)
+			zero_bw_ets = true;
+		if (g->fw_tc_group[i] == VENDOR_TC_GROUP - 1)
+			group6 = true;
+	}
+	if (zero_bw_ets)
+		for (i = 0; i < NPRIO; i++)
+			if (g->fw_tc_group[i] == LOWEST_PRIO_GROUP)
+				ets->tc_tx_bw[i] = 0;
+	for (i = 0; i < NPRIO; i++) {
+		if (ets->tc_tx_bw[i] < MAX_BW_ALLOC)
+			g->tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
+		else if (g->fw_tc_group[i] == VENDOR_TC_GROUP && !group6)
+			g->tc_tsa[i] = IEEE_8021QAZ_TSA_VENDOR;
+	}
+	memcpy(ets->tc_tsa, g->tc_tsa, sizeof(ets->tc_tsa));
+	if (g->ets_zero_non_ets)
+		for (i = 0; i < NPRIO; i++)
+			if (ets->tc_tx_bw[i] == MAX_BW_ALLOC &&
+			    g->tc_tsa[i] != IEEE_8021QAZ_TSA_ETS)
+				ets->tc_tx_bw[i] = 0;
 	return 0;
 }
 
+/*
+ * Follows mlx5e_dcbnl_ieee_setets_core() with mlx5e_build_tc_group() and
+ * mlx5e_build_tc_tx_bw(): vendor classes go to group 7, strict classes to
+ * one group each above the ETS groups, ETS classes to group 0 (or 1 for the
+ * non-zero ones when some ETS class asks for 0%); strict and vendor
+ * classes are given 100%, zero-bandwidth ETS classes share 100% (the
+ * remainder to the last). The tsa asked for is cached.
+ */
+static void fw_write_ets(const struct ieee_ets *ets)
+{
+	bool any_ets = false, ets_zero_bw = false;
+	int i, strict_group, n_zero = 0, last_zero = -1, zero_share = 0;
+
+	for (i = 0; i < NPRIO; i++) {
+		if (ets->tc_tsa[i] != IEEE_8021QAZ_TSA_ETS)
+			continue;
+		any_ets = true;
+		if (!ets->tc_tx_bw[i]) {
+			ets_zero_bw = true;
+			n_zero++;
+			last_zero = i;
+		}
+	}
+	strict_group = LOWEST_PRIO_GROUP + any_ets + ets_zero_bw;
+	if (n_zero)
+		zero_share = MAX_BW_ALLOC / n_zero;
+	for (i = 0; i < NPRIO; i++) {
+		switch (ets->tc_tsa[i]) {
+		case IEEE_8021QAZ_TSA_VENDOR:
+			g->fw_tc_group[i] = VENDOR_TC_GROUP;
+			g->fw_tc_bw[i] = MAX_BW_ALLOC;
+			break;
+		case IEEE_8021QAZ_TSA_STRICT:
+			g->fw_tc_group[i] = strict_group++;
+			g->fw_tc_bw[i] = MAX_BW_ALLOC;
+			break;
+		case IEEE_8021QAZ_TSA_ETS:
+			g->fw_tc_group[i] = LOWEST_PRIO_GROUP +
+				(ets->tc_tx_bw[i] && ets_zero_bw);
+			g->fw_tc_bw[i] = ets->tc_tx_bw[i] ?: zero_share;
+			break;
+		}
+	}
+	if (last_zero >= 0)
+		g->fw_tc_bw[last_zero] += MAX_BW_ALLOC % n_zero;
+	memcpy(g->fw_prio_tc, ets->prio_tc, sizeof(g->fw_prio_tc));
+	memcpy(g->tc_tsa, ets->tc_tsa, sizeof(g->tc_tsa));
+}
+
+/*
+ * Follows mlx5e_dcbnl_ieee_setets() and mlx5e_dbcnl_validate_ets(): a
+ * priority's tc must be below 8 and the ETS classes' bandwidth must sum to
+ * 100. (mlx5 gives a tsa other than strict, ETS or vendor no group at all,
+ * an uninitialised one; the test NIC refuses it instead.)
+ */
 static int dt_ieee_setets(struct net_device *dev, struct ieee_ets *ets)
 {
 	bool have_ets = false;
@@ -370,6 +538,8 @@ static int dt_ieee_setets(struct net_device *dev, struct ieee_ets *ets)
 				   NPRIO);
 			return -EINVAL;
 		}
+	}
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
 		switch (ets->tc_tsa[i]) {
 		case IEEE_8021QAZ_TSA_STRICT:
 		case IEEE_8021QAZ_TSA_VENDOR:
@@ -386,11 +556,88 @@ static int dt_ieee_setets(struct net_device *dev, struct ieee_ets *ets)
 		netdev_err(dev, "Failed to validate ETS: BW sum is illegal\n");
 		return -EINVAL;
 	}
-	memcpy(g->ets.tc_tx_bw, ets->tc_tx_bw, sizeof(ets->tc_tx_bw));
-	memcpy(g->ets.tc_rx_bw, ets->tc_rx_bw, sizeof(ets->tc_rx_bw));
-	memcpy(g->ets.tc_tsa, ets->tc_tsa, sizeof(ets->tc_tsa));
-	memcpy(g->ets.prio_tc, ets->prio_tc, sizeof(ets->prio_tc));
-	g->ets.willing = ets->willing;
+	fw_write_ets(ets);
+	fw_dcbx_schedule();
+	return 0;
+}
+
+/*
+ * mlx5e_ets_init() at driver load: every tc vendor at 100%, prio 0 -> tc 1,
+ * prio 1 -> tc 0, prio i -> tc i above.
+ */
+static void init_ets(void)
+{
+	struct ieee_ets ets = {};
+	int i;
+
+	for (i = 0; i < NPRIO; i++) {
+		ets.tc_tx_bw[i] = MAX_BW_ALLOC;
+		ets.tc_tsa[i] = IEEE_8021QAZ_TSA_VENDOR;
+		ets.prio_tc[i] = i;
+	}
+	ets.prio_tc[0] = 1;
+	ets.prio_tc[1] = 0;
+	fw_write_ets(&ets);
+}
+
+/* ------------------------------------------------- firmware DCBX stand-in */
+
+/*
+ * What the ConnectX firmware's DCBX agent does in non-host mode with the
+ * port willing: once it hears the switch, the switch's PFC replaces what
+ * the host wrote (a pfc_en change toggles the link, as any other).
+ */
+static void fw_dcbx_work_fn(struct work_struct *w)
+{
+	rtnl_lock();
+	if (g->dev && !g->dcbx_host && g->peer_pfc >= 0 &&
+	    g->pfc.pfc_en != (u8)g->peer_pfc) {
+		g->pfc.pfc_en = (u8)g->peer_pfc;
+		toggle_port_link();
+		dcbnl_ieee_notify(g->dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
+	}
+	rtnl_unlock();
+}
+
+static void fw_dcbx_schedule(void)
+{
+	if (!g->dcbx_host && g->peer_pfc >= 0)
+		mod_delayed_work(system_wq, &g->fw_dcbx_work,
+				 msecs_to_jiffies(fw_dcbx_ms));
+}
+
+static u8 dt_getdcbx(struct net_device *dev)
+{
+	return g->dcbx_cap;
+}
+
+/*
+ * Follows mlx5e_dcbnl_setdcbx(): LLD_MANAGED is refused; 0 hands DCBX to
+ * the firmware (non-host, willing: mlx5e_dcbnl_set_dcbx_mode) and clears
+ * HOST from the reported mode; a mode with HOST switches the firmware to
+ * host mode and is reported as given; anything else is refused. 0 =
+ * success, 1 = refused.
+ */
+static u8 dt_setdcbx(struct net_device *dev, u8 mode)
+{
+	g->calls[C_SETDCBX]++;
+	if (g->refuse_dcbx)
+		return 1;
+	if (mode & DCB_CAP_DCBX_LLD_MANAGED)
+		return 1;
+	if (!mode) {
+		if (!g->dcbx_host)
+			return 0;
+		g->dcbx_host = false;
+		g->dcbx_cap &= ~DCB_CAP_DCBX_HOST;
+		fw_dcbx_schedule();
+		return 0;
+	}
+	if (!(mode & DCB_CAP_DCBX_HOST))
+		return 1;
+	g->dcbx_host = true;
+	cancel_delayed_work(&g->fw_dcbx_work);
+	g->dcbx_cap = mode;
 	return 0;
 }
 
@@ -450,31 +697,10 @@ static int dt_ieee_delapp(struct net_device *dev, struct dcb_app *app)
 	return 0;
 }
 
-static u8 dt_getdcbx(struct net_device *dev)
-{
-	return g->dcbx_cap;
-}
-
-/* Follows mlx5e_dcbnl_setdcbx(): 0 = success, 1 = refused. */
-static u8 dt_setdcbx(struct net_device *dev, u8 mode)
-{
-	g->calls[C_SETDCBX]++;
-	if (g->refuse_dcbx)
-		return 1;
-	if (mode & DCB_CAP_DCBX_LLD_MANAGED)
-		return 1;
-	if (!mode) { /* back to firmware (auto) mode */
-		g->dcbx_cap &= ~DCB_CAP_DCBX_HOST;
-		return 0;
-	}
-	if (!(mode & DCB_CAP_DCBX_HOST))
-		return 1;
-	g->dcbx_cap = mode;
-	return 0;
-}
-
 static int dt_getbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 {
+	if (!buffer_support)
+		return -EOPNOTSUPP;
 	*buf = g->buffer;
 	return 0;
 }
@@ -484,6 +710,8 @@ static int dt_setbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 	u32 sum = 0;
 	int i;
 
+	if (!buffer_support)
+		return -EOPNOTSUPP;
 	g->calls[C_SETBUFFER]++;
 	if (g->refuse_buffer)
 		return -g->refuse_buffer;
@@ -572,6 +800,9 @@ static CTL_RW(calls);
 static CTL_RO(dscp2prio);
 static CTL_RO(dscp_app_cnt);
 static CTL_WO(reset);
+static CTL_RW(dcbx_fw);
+static CTL_RW(peer_pfc);
+static CTL_RW(ets_zero_non_ets);
 
 static struct attribute *ctl_attrs[] = {
 	&ctl_trust.attr, &ctl_link_flaps.attr, &ctl_flap_ms.attr,
@@ -580,6 +811,7 @@ static struct attribute *ctl_attrs[] = {
 	&ctl_set_counter.attr, &ctl_stats_mode.attr, &ctl_calls.attr,
 	&ctl_dscp2prio.attr, &ctl_dscp_app_cnt.attr, &ctl_reset.attr,
 	&ctl_refuse_cc.attr, &ctl_refuse_tunable.attr,
+	&ctl_dcbx_fw.attr, &ctl_peer_pfc.attr, &ctl_ets_zero_non_ets.attr,
 	NULL,
 };
 
@@ -623,6 +855,12 @@ static ssize_t ctl_show(struct kobject *kobj, struct kobj_attribute *attr,
 		return sysfs_emit(buf, "%s\n", g->stats_pfc_only ? "pfc" : "all");
 	if (attr == &ctl_dscp_app_cnt)
 		return sysfs_emit(buf, "%d\n", g->dscp_app_cnt);
+	if (attr == &ctl_dcbx_fw)
+		return sysfs_emit(buf, "%s\n", g->dcbx_host ? "host" : "firmware");
+	if (attr == &ctl_peer_pfc)
+		return sysfs_emit(buf, "%d\n", g->peer_pfc);
+	if (attr == &ctl_ets_zero_non_ets)
+		return sysfs_emit(buf, "%d\n", g->ets_zero_non_ets);
 	if (attr == &ctl_storm) {
 		unsigned long flags;
 
@@ -750,6 +988,33 @@ static int store_storm(const char *buf)
 
 static int store_reset(void);
 
+/*
+ * The firmware's own DCBX mode, as mlxconfig LLDP_NB_DCBX_P1 and a reboot
+ * would leave it: "firmware" (non-host, willing) or "host". The agent can
+ * only leave firmware mode through setdcbx.
+ */
+static int store_dcbx_fw(const char *buf)
+{
+	bool host;
+
+	if (sysfs_streq(buf, "host"))
+		host = true;
+	else if (sysfs_streq(buf, "firmware"))
+		host = false;
+	else
+		return -EINVAL;
+	if (!rtnl_trylock())
+		return restart_syscall();
+	g->dcbx_host = host;
+	g->dcbx_cap = DCB_CAP_DCBX_VER_IEEE | DCB_CAP_DCBX_VER_CEE;
+	if (host)
+		g->dcbx_cap |= DCB_CAP_DCBX_HOST;
+	else
+		fw_dcbx_schedule();
+	rtnl_unlock();
+	return 0;
+}
+
 static ssize_t ctl_store(struct kobject *kobj, struct kobj_attribute *attr,
 			 const char *buf, size_t count)
 {
@@ -794,6 +1059,29 @@ static ssize_t ctl_store(struct kobject *kobj, struct kobj_attribute *attr,
 		err = store_set_counter(buf);
 	} else if (attr == &ctl_reset) {
 		err = store_reset();
+	} else if (attr == &ctl_dcbx_fw) {
+		err = store_dcbx_fw(buf);
+	} else if (attr == &ctl_ets_zero_non_ets) {
+		bool b;
+
+		err = kstrtobool(buf, &b);
+		if (!err && !rtnl_trylock())
+			return restart_syscall();
+		if (!err) {
+			g->ets_zero_non_ets = b;
+			rtnl_unlock();
+		}
+	} else if (attr == &ctl_peer_pfc) {
+		err = kstrtoint(buf, 0, &v);
+		if (!err && (v < -1 || v > 255))
+			err = -EINVAL;
+		if (!err && !rtnl_trylock())
+			return restart_syscall();
+		if (!err) {
+			g->peer_pfc = v;
+			fw_dcbx_schedule();
+			rtnl_unlock();
+		}
 	} else {
 		err = -EINVAL;
 	}
@@ -920,7 +1208,7 @@ static int store_reset(void)
 	cancel_delayed_work_sync(&g->storm_work);
 	delete_app_entries();
 	memset(&g->pfc, 0, sizeof(g->pfc));
-	memset(&g->ets, 0, sizeof(g->ets));
+	cancel_delayed_work(&g->fw_dcbx_work);
 	memset(&g->buffer, 0, sizeof(g->buffer));
 	g->trust_dscp = false;
 	g->dscp_app_cnt = 0;
@@ -1009,18 +1297,21 @@ static void init_state(void)
 	int i;
 
 	g->pfc.pfc_cap = NPRIO;
-	g->pfc.delay = 7; /* mlx5's default cable length (m) */
-	g->ets.ets_cap = NPRIO;
+	g->pfc.delay = 7; /* MLX5E_DEFAULT_CABLE_LEN (m) */
+	init_ets();
 	for (i = 0; i < NPRIO; i++) {
-		g->ets.tc_tsa[i] = IEEE_8021QAZ_TSA_VENDOR;
-		g->ets.prio_tc[i] = i;
 		g->np_enable[i] = 0;
 		g->rp_enable[i] = 0;
 	}
 	for (i = 0; i < MAX_DSCP; i++)
 		g->dscp2prio[i] = i >> 3;
-	g->dcbx_cap = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE |
-		      DCB_CAP_DCBX_VER_CEE;
+	/* mlx5e_dcbnl_initialize(): CEE and IEEE always, HOST in host mode */
+	g->dcbx_host = strcmp(dcbx_mode, "firmware") != 0;
+	g->dcbx_cap = DCB_CAP_DCBX_VER_IEEE | DCB_CAP_DCBX_VER_CEE;
+	if (g->dcbx_host)
+		g->dcbx_cap |= DCB_CAP_DCBX_HOST;
+	g->peer_pfc = peer_pfc < 0 ? -1 : peer_pfc & 0xff;
+	g->ets_zero_non_ets = ets_zero_non_ets;
 	g->buffer.total_size = 512 * 1024;
 	g->buffer.buffer_size[0] = 256 * 1024;
 	g->buffer.buffer_size[1] = 128 * 1024;
@@ -1086,6 +1377,13 @@ static int __init dt_init(void)
 	spin_lock_init(&g->storm_lock);
 	INIT_DELAYED_WORK(&g->storm_work, storm_work_fn);
 	INIT_DELAYED_WORK(&g->carrier_work, carrier_work_fn);
+	INIT_DELAYED_WORK(&g->fw_dcbx_work, fw_dcbx_work_fn);
+	if (strcmp(dcbx_mode, "host") && strcmp(dcbx_mode, "firmware")) {
+		pr_err("roce_dcbtest: dcbx_mode=%s: want host or firmware\n", dcbx_mode);
+		kfree(g);
+		g = NULL;
+		return -EINVAL;
+	}
 	init_state();
 
 	rtnl_lock();
@@ -1147,6 +1445,7 @@ static void __exit dt_exit(void)
 	spin_unlock_irq(&g->storm_lock);
 	cancel_delayed_work_sync(&g->storm_work);
 	cancel_delayed_work_sync(&g->carrier_work);
+	cancel_delayed_work_sync(&g->fw_dcbx_work);
 	rtnl_lock();
 	detach_locked();
 	rtnl_unlock();

@@ -47,12 +47,13 @@ expect_eq "app table after del" "[]" "$(json_get "$j" 'j.get("dscp_prio", [])')"
 # --- ETS
 lsh node1 "dcb ets set dev eth0 tc-tsa all:strict 0:ets 1:ets tc-bw all:0 0:60 1:40 prio-tc all:0 3:1 5:1"
 j=$(lx node1 dcb -j ets show dev eth0)
-expect_eq "tc_bw" "[60, 40, 0, 0, 0, 0, 0, 0]" "$(json_get "$j" 'j["tc_bw"]')"
+# strict classes read back at 100%, as mlx5 reports them (dcb_ets_as_mlx5)
+expect_eq "tc_bw" "[60, 40, 100, 100, 100, 100, 100, 100]" "$(json_get "$j" 'j["tc_bw"]')"
 expect_eq "tc_tsa" "['ets', 'ets', 'strict', 'strict', 'strict', 'strict', 'strict', 'strict']" "$(json_get "$j" 'j["tc_tsa"]')"
 expect_eq "prio_tc" "[0, 0, 0, 1, 0, 1, 0, 0]" "$(json_get "$j" 'j["prio_tc"]')"
 lsh node1 "echo 1 > $C/refuse_ets; dcb ets set dev eth0 tc-tsa all:strict || true; echo 0 > $C/refuse_ets"
 j=$(lx node1 dcb -j ets show dev eth0)
-expect_eq "tc_bw after a refused set" "[60, 40, 0, 0, 0, 0, 0, 0]" "$(json_get "$j" 'j["tc_bw"]')"
+expect_eq "tc_bw after a refused set" "[60, 40, 100, 100, 100, 100, 100, 100]" "$(json_get "$j" 'j["tc_bw"]')"
 
 # --- DCBX and buffer
 j=$(lx node1 dcb -j dcbx show dev eth0)

@@ -17,7 +17,7 @@ expect_eq "PFC priorities (dcb -j pfc show)" "[False, False, False, True, False,
 expect_eq "DSCP app table (dcb -j app show)" "[[26, 3], [48, 6]]" "$(snap_get "$s" "sorted(j['app']['dscp_prio'])")"
 expect_eq "trust (dcbtest/trust)" dscp "$(snap_get "$s" "j['trust']")"
 expect_eq "ETS prio_tc" "[0, 0, 0, 1, 0, 0, 0, 0]" "$(snap_get "$s" "j['ets']['prio_tc']")"
-expect_eq "ETS tc_bw" "[50, 50, 0, 0, 0, 0, 0, 0]" "$(snap_get "$s" "j['ets']['tc_bw']")"
+expect_eq "ETS tc_bw (strict classes at 100%, as mlx5 reads them back)" "[50, 50, 100, 100, 100, 100, 100, 100]" "$(snap_get "$s" "j['ets']['tc_bw']")"
 expect_eq "ETS tsa" "['ets', 'ets', 'strict', 'strict', 'strict', 'strict', 'strict', 'strict']" \
   "$(snap_get "$s" "j['ets']['tc_tsa']")"
 expect_eq "ECN roce_np/enable" "[3]" "$(snap_get "$s" "j['ecn_np']")"

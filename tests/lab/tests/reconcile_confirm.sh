@@ -24,7 +24,7 @@ print(datetime.fromisoformat(c["confirmDeadline"].replace("Z", "+00:00")).timest
 lossless_checks() { # lossless_checks WHAT SNAPSHOT: the node holds lossless-prio3.yaml's state
   expect_eq "$1: PFC (dcb -j)" "[False, False, False, True, False, False, False, False]" "$(snap_get "$2" "j['pfc']['prio_pfc']")"
   expect_eq "$1: DSCP app table (dcb -j)" "[[26, 3], [48, 6]]" "$(snap_get "$2" "sorted(j['app']['dscp_prio'])")"
-  expect_eq "$1: ETS tc_bw (dcb -j)" "[50, 50, 0, 0, 0, 0, 0, 0]" "$(snap_get "$2" "j['ets']['tc_bw']")"
+  expect_eq "$1: ETS tc_bw (dcb -j)" "[50, 50, 100, 100, 100, 100, 100, 100]" "$(snap_get "$2" "j['ets']['tc_bw']")"
   expect_eq "$1: ECN roce_np (sysfs)" "[3]" "$(snap_get "$2" "j['ecn_np']")"
   expect_eq "$1: trust (dcbtest)" dscp "$(snap_get "$2" "j['trust']")"
   expect_eq "$1: default_roce_tos (configfs)" 106 "$(snap_get "$2" "j.get('roce_tos')")"
