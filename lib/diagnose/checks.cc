@@ -463,7 +463,7 @@ void Converged(const Ctx& c) {
   if (cs.generation() == 0 || cs.converged()) return;
   std::vector<std::string> bad;
   for (const auto& f : c.in.state.fields()) {
-    if (f.sync() == roced::v1::FIELD_SYNC_IN_SYNC) continue;
+    if (f.sync() == roced::v1::FIELD_SYNC_IN_SYNC || f.sync() == roced::v1::FIELD_SYNC_NOT_MANAGEABLE) continue;
     std::string sync = roced::v1::FieldSync_Name(f.sync());
     absl::StrReplaceAll({{"FIELD_SYNC_", ""}}, &sync);
     bad.push_back(absl::StrCat(f.object(), " ", f.field(), ": ", sync,

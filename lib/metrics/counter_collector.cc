@@ -33,6 +33,9 @@ struct EthtoolFamily {
   const char* name;  // stable name in GetCounters
   const char* help;
   double scale;
+  // What the statistic's index counts: a priority, or (mlx5's per-TC
+  // groups, named "prio" all the same) a traffic class.
+  bool per_tc = false;
 };
 
 const std::vector<EthtoolFamily>& EthtoolFamilies() {
@@ -61,19 +64,24 @@ const std::vector<EthtoolFamily>& EthtoolFamilies() {
        "XOFF to XON transitions of received PFC per priority (ethtool "
        "rx_prio<N>_pause_transition).",
        1},
-      {hal::PfcStatKind::kRxBufferDiscard, "roced_netdev_priority_buffer_discards_total",
-       "priority_buffer_discards",
-       "Received packets dropped for lack of a receive buffer, per priority (ethtool "
-       "rx_prio<N>_buf_discard).",
-       1},
-      {hal::PfcStatKind::kRxCongestionDiscard, "roced_netdev_priority_congestion_discards_total",
-       "priority_congestion_discards",
-       "Received packets dropped by the NIC's congestion control, per priority (ethtool "
-       "rx_prio<N>_cong_discard).",
-       1},
-      {hal::PfcStatKind::kRxEcnMarked, "roced_netdev_priority_ecn_marked_packets_total",
-       "priority_ecn_marked_packets",
-       "Received packets the NIC marked ECN-CE, per priority (ethtool rx_prio<N>_marked).", 1},
+      // mlx5 reads these three from its per-traffic-class counter groups
+      // (en_stats.c: MLX5_PER_TRAFFIC_CLASS_COUNTERS_GROUP and
+      // ..._CONGESTION_GROUP, indexed by prio_tc = the TC) although their
+      // names say "prio": labelled tc; roced_dcb_priority_traffic_class
+      // maps priorities to TCs.
+      {hal::PfcStatKind::kRxBufferDiscard, "roced_netdev_tc_buffer_discards_total", "tc_buffer_discards",
+       "Received packets dropped for lack of a receive buffer, per traffic class (ethtool "
+       "rx_prio<N>_buf_discard, which mlx5 counts per TC).",
+       1, true},
+      {hal::PfcStatKind::kRxCongestionDiscard, "roced_netdev_tc_congestion_discards_total",
+       "tc_congestion_discards",
+       "Received packets dropped by the NIC's congestion control (WRED), per traffic class (ethtool "
+       "rx_prio<N>_cong_discard, which mlx5 counts per TC).",
+       1, true},
+      {hal::PfcStatKind::kRxEcnMarked, "roced_netdev_tc_ecn_marked_packets_total", "tc_ecn_marked_packets",
+       "Received packets the NIC marked ECN-CE, per traffic class (ethtool rx_prio<N>_marked, which mlx5 "
+       "counts per TC).",
+       1, true},
       {hal::PfcStatKind::kRxPausePhy, "roced_netdev_link_pause_frames_received_total",
        "link_pause_frames_received",
        "Link-level (802.3x) pause frames received on the physical port (ethtool "
@@ -330,7 +338,7 @@ void Emit(const std::vector<hal::PortCounterSet>& sets, const std::vector<PortNe
         auto [end, ec] = std::to_chars(prio_text, prio_text + sizeof(prio_text), *parsed->priority);
         sink.Add(DeclIndex(f->metric),
                  {{"netdev", n.netdev},
-                  {"priority", std::string_view(prio_text, static_cast<size_t>(end - prio_text))}},
+                  {f->per_tc ? "tc" : "priority", std::string_view(prio_text, static_cast<size_t>(end - prio_text))}},
                  value);
       } else {
         sink.Add(DeclIndex(f->metric), {{"netdev", n.netdev}}, value);
@@ -515,10 +523,17 @@ std::vector<roced::v1::CounterSet> BuildCounterSets(const std::vector<hal::PortC
       std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
       if (!parsed.has_value()) continue;
       roced::v1::Counter* c = cs.add_counters();
-      c->set_name(FindEthtoolFamily(parsed->kind)->name);
+      const EthtoolFamily* f = FindEthtoolFamily(parsed->kind);
+      c->set_name(f->name);
       c->set_source_name(s.name);
       c->set_value(s.value);
-      if (parsed->priority.has_value()) c->set_priority(*parsed->priority);
+      if (parsed->priority.has_value()) {
+        if (f->per_tc) {
+          c->set_traffic_class(*parsed->priority);
+        } else {
+          c->set_priority(*parsed->priority);
+        }
+      }
     }
     out.push_back(std::move(cs));
   }

@@ -34,7 +34,18 @@ std::vector<MetricFamily> DcbCollector::Families(const std::vector<DcbPfcReading
                          "advertises to a willing port).",
                          MetricType::Gauge,
                          {}};
+  MetricFamily prio_tc{"roced_dcb_priority_traffic_class",
+                       "1 for the traffic class each priority maps to (ETS prio_tc): the join for counters a "
+                       "driver keeps per traffic class (mlx5's rx_prio<N>_buf_discard, _cong_discard, _marked).",
+                       MetricType::Gauge,
+                       {}};
   for (const auto& r : readings) {
+    for (int p = 0; r.prio_tc && p < 8; ++p) {
+      ClientMetric m;
+      m.label = {{"netdev", r.netdev}, {"priority", absl::StrCat(p)}, {"tc", absl::StrCat((*r.prio_tc)[p])}};
+      m.gauge.value = 1;
+      prio_tc.metric.push_back(std::move(m));
+    }
     if (r.dcbx) {
       ClientMetric m;
       m.label = {{"netdev", r.netdev}};
@@ -59,6 +70,7 @@ std::vector<MetricFamily> DcbCollector::Families(const std::vector<DcbPfcReading
   }
   std::vector<MetricFamily> out = {std::move(enabled), std::move(requests), std::move(indications)};
   if (!host_mode.metric.empty()) out.push_back(std::move(host_mode));
+  if (!prio_tc.metric.empty()) out.push_back(std::move(prio_tc));
   return out;
 }
 
@@ -69,7 +81,9 @@ std::vector<MetricFamily> DcbCollector::Collect() const {
     if (netdev.empty() || !seen.insert(netdev).second) continue;
     auto reading = dcb_->Get(netdev);
     if (!reading.ok() || !reading->pfc) continue;  // gone, or no DCB
-    readings.push_back({netdev, *reading->pfc, reading->dcbx});
+    std::optional<std::array<uint8_t, 8>> prio_tc;
+    if (reading->ets) prio_tc = reading->ets->prio_tc;
+    readings.push_back({netdev, *reading->pfc, reading->dcbx, prio_tc});
   }
   return Families(readings);
 }

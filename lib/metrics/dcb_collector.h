@@ -10,6 +10,7 @@
 // | roced_dcb_pfc_requests_total        | counter | netdev, priority  | ieee_pfc.requests[N]     |
 // | roced_dcb_pfc_indications_total     | counter | netdev, priority  | ieee_pfc.indications[N]  |
 // | roced_dcb_dcbx_host_mode            | gauge   | netdev            | getdcbx DCB_CAP_DCBX_HOST|
+// | roced_dcb_priority_traffic_class    | gauge   | netdev, priority, tc | ieee_ets.prio_tc (1)  |
 //
 // roced_dcb_dcbx_host_mode is 1 when the host runs DCBX on the port and 0
 // when the NIC's firmware (mlx5's non-host mode) or an LLDP agent does; in
@@ -22,6 +23,7 @@
 // counter_collector.h are the primary pause statistics.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,6 +42,7 @@ struct DcbPfcReading {
   std::string netdev;
   hal::DcbPfc pfc;
   std::optional<uint8_t> dcbx;  // getdcbx's mode bits, where reported
+  std::optional<std::array<uint8_t, 8>> prio_tc;  // ETS priority -> traffic class, where reported
 };
 
 class DcbCollector : public prometheus::Collectable {

@@ -36,6 +36,8 @@ const char* SyncName(roced::v1::FieldSync s) {
       return "failed";
     case roced::v1::FIELD_SYNC_UNSUPPORTED:
       return "unsupported";
+    case roced::v1::FIELD_SYNC_NOT_MANAGEABLE:
+      return "not manageable on this driver";
     default:
       return "not in sync";
   }
@@ -53,7 +55,7 @@ ReadinessCheck Converged(const NodeState& state) {
   std::vector<std::string> named;
   int off = 0;
   for (const auto& f : state.fields()) {
-    if (f.sync() == roced::v1::FIELD_SYNC_IN_SYNC) continue;
+    if (f.sync() == roced::v1::FIELD_SYNC_IN_SYNC || f.sync() == roced::v1::FIELD_SYNC_NOT_MANAGEABLE) continue;
     if (++off <= kNamed) named.push_back(absl::StrCat(f.field(), " on ", f.object(), " ", SyncName(f.sync())));
   }
   if (named.empty()) return {"converged", false, absl::StrCat(gen, ": not yet reconciled")};

@@ -49,12 +49,55 @@ absl::Status WriteAndVerify(NodeIo* io, const Step& step, const std::vector<Targ
                                           Render(to, step.field), " (the driver did not apply it)"));
 }
 
+// A step its field's check (FieldSpec::check) refuses, and why.
+struct Refusal {
+  size_t step;
+  absl::Status why;
+};
+
+// Every step's check, before anything is written: the first refusal.
+std::optional<Refusal> CheckBeforeWriting(const Plan& plan, const std::vector<Target>& targets, NodeIo* io) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& step = plan.steps[i];
+    const FieldSpec& spec = Spec(step.field);
+    if (!spec.check || spec.scope == Scope::kHugepagePool) continue;
+    absl::Status s = spec.check(plan, step, io->ObserveInterface(targets[step.target]));
+    if (!s.ok()) return Refusal{i, std::move(s)};
+  }
+  return std::nullopt;
+}
+
+// The result of a plan refused before its first write: the refused step
+// FAILED with the check's error, every other step SKIPPED, nothing rolled
+// back because nothing was written.
+roced::v1::ApplyResult RefusedResult(const Plan& plan, const Refusal& refusal) {
+  roced::v1::ApplyResult result;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    roced::v1::StepResult* r = result.add_steps();
+    *r->mutable_step() = ToProto(plan.steps[i]);
+    r->set_outcome(i == refusal.step ? roced::v1::STEP_OUTCOME_FAILED : roced::v1::STEP_OUTCOME_SKIPPED);
+  }
+  roced::v1::StepResult* r = result.mutable_steps(static_cast<int>(refusal.step));
+  r->set_error(absl::StrCat(refusal.why.message(), "; nothing was written"));
+  r->set_code(static_cast<int32_t>(refusal.why.code()));
+  result.set_success(false);
+  return result;
+}
+
 }  // namespace
 
 roced::v1::ApplyResult ApplyPlan(const Plan& plan, const std::vector<Target>& targets, NodeIo* io,
                                  const ApplyOptions& opts) {
-  roced::v1::ApplyResult result;
   absl::Time start = absl::Now();
+  if (std::optional<Refusal> refused = CheckBeforeWriting(plan, targets, io)) {
+    const Step& step = plan.steps[refused->step];
+    LOG_WARNING << "apply: " << step.object << " " << FieldPath(step.field) << ": " << refused->why.message()
+                << "; nothing written";
+    roced::v1::ApplyResult result = RefusedResult(plan, *refused);
+    *result.mutable_duration() = util::ToProto(absl::Now() - start);
+    return result;
+  }
+  roced::v1::ApplyResult result;
   // Indices of steps whose write went through (fully or in part): what a
   // rollback must undo.
   std::vector<size_t> touched;

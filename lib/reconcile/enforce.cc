@@ -126,7 +126,7 @@ PassResult Enforcer::Enforce(const roced::v1::NodeConfig& config,
   bool all_in_sync = true;
   for (const auto& f : prepared->plan.fields) {
     unsupported |= f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED;
-    all_in_sync &= f.sync() == roced::v1::FIELD_SYNC_IN_SYNC;
+    all_in_sync &= f.sync() == roced::v1::FIELD_SYNC_IN_SYNC || f.sync() == roced::v1::FIELD_SYNC_NOT_MANAGEABLE;
   }
   if (prepared->plan.empty()) {
     // A step waiting out its back-off is no step but is not converged either.

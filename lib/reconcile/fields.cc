@@ -208,6 +208,7 @@ struct Entry {
   bool disruptive = false;
   bool partial = false;
   bool dcbx_owned = false;
+  std::function<bool(const InterfaceConfig&)> required = nullptr;
   const char* note = "";
   std::function<bool(const T& observed, const T& wanted)> same = nullptr;
   // Numbers only: the largest value the field holds. A journal entry above
@@ -222,6 +223,8 @@ struct Entry {
   std::function<absl::Status(NodeIo&, const Target*, const HugepagePool&, const std::optional<T>& from,
                              const T& to)>
       write = nullptr;
+  // FieldSpec::check, as it is.
+  std::function<absl::Status(const Plan&, const Step&, const InterfaceObserved&)> check = nullptr;
 };
 
 // Observes the InterfaceObserved member `m` as a T (numbers widen to uint64_t).
@@ -279,6 +282,7 @@ FieldSpec Erase(Entry<T> e) {
       .disruptive = e.disruptive,
       .partial = e.partial,
       .dcbx_owned = e.dcbx_owned,
+      .required = e.required,
       .note = e.note,
       .same = SameOf(e.same),
       .desired = std::move(desired),
@@ -301,6 +305,7 @@ FieldSpec Erase(Entry<T> e) {
         const T* f = std::get_if<T>(&from);
         return w(io, t, pool, f ? std::optional<T>(*f) : std::nullopt, std::get<T>(to));
       },
+      .check = std::move(e.check),
   };
 }
 
@@ -479,6 +484,10 @@ FieldSpec EcnField(bool np) {
       .field = np ? Field::kEcnNp : Field::kEcnRp,
       .path = np ? "qos.ecn.np_priorities" : "qos.ecn.rp_priorities",
       .scope = Scope::kNetdev,
+      // Only MLNX_OFED has the per-priority enables (the inbox mlx5 driver's
+      // debugfs cc_params hold DCQCN parameters, no enables:
+      // drivers/infiniband/hw/mlx5/cong.c, mlx5_ib_dbg_cc_name).
+      .required = [](const InterfaceConfig& c) { return c.qos().ecn().require(); },
       .max_number = 0xff,
       .desired = [np](const InterfaceConfig& c, const InterfaceObserved&) -> std::optional<uint64_t> {
         if (!c.has_qos() || !c.qos().has_ecn()) return std::nullopt;
@@ -493,6 +502,96 @@ FieldSpec EcnField(bool np) {
         return io.SetEcn(*t, role, from ? static_cast<uint8_t>(*from) : static_cast<uint8_t>(~want), want);
       },
   });
+}
+
+// --- the port buffers, as mlx5 holds and checks them ------------------------
+// (Linux 6.1 drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c; mlx5
+// is the only driver with the dcbnl buffer op.)
+
+// The port keeps buffer sizes in cells whose size the SBCAM register gives;
+// dcbnl does not report it, so mlx5's value for a port that does not report
+// one (mlx5e_query_port_buffers_cell_size: 128).
+constexpr uint32_t kBufferCell = 128;
+
+// A size is read back rounded down to a cell (port_set_buffer divides by the
+// cell size, mlx5e_port_query_buffer multiplies): read back within one cell
+// below the wanted size, it is what was asked for. The map exactly.
+bool BufferSatisfies(const PortBuffer& observed, const PortBuffer& wanted) {
+  if (observed.prio2buffer != wanted.prio2buffer) return false;
+  for (size_t k = 0; k < wanted.size.size(); ++k) {
+    if (observed.size[k] > wanted.size[k] || wanted.size[k] - observed.size[k] >= kBufferCell) return false;
+  }
+  return true;
+}
+
+// mlx5's smallest lossless buffer, xoff + max_mtu + one cell
+// (update_xoff_threshold refuses less with ENOMEM), with xoff from
+// calculate_xoff: (301 + 2.16 * cable [m]) * speed [Gb/s] + 2.72 * MTU [B].
+// Each input roced cannot read is taken at the driver's lowest, so that the
+// check never refuses what the driver takes: the speed (not in dcbnl) at
+// calculate_xoff's floor, 40 Gb/s; max_mtu (not read) as the MTU, at least
+// mlx5's MINIMUM_MAX_MTU 9216 (ConnectX netdevs report 9978).
+struct LosslessMinimum {
+  uint32_t cable_m = 0;
+  uint32_t mtu = 0;       // the netdev's
+  uint32_t xoff = 0;
+  uint32_t max_mtu = 0;   // the term mlx5 adds for the largest frame
+  uint64_t bytes() const { return uint64_t{xoff} + max_mtu + kBufferCell; }
+};
+
+constexpr uint32_t kMlx5MinSpeedMbps = 40000;  // calculate_xoff: SPEED_40000 at least
+constexpr uint32_t kMlx5MinimumMaxMtu = 9216;  // MINIMUM_MAX_MTU
+constexpr uint16_t kMlx5DefaultCableM = 7;     // MLX5E_DEFAULT_CABLE_LEN
+constexpr uint16_t kMlx5MaxCableM = 1000;      // MLX5E_MAX_CABLE_LENGTH (exclusive)
+
+LosslessMinimum Mlx5LosslessMinimum(uint32_t cable_m, uint32_t mtu) {
+  LosslessMinimum m{.cable_m = cable_m, .mtu = mtu};
+  // calculate_xoff's u32 arithmetic (cable < 1000 m, MTU < 65536: no overflow).
+  m.xoff = (301 + 216 * cable_m / 100) * kMlx5MinSpeedMbps / 1000 + 272 * mtu / 100;
+  m.max_mtu = mtu > kMlx5MinimumMaxMtu ? mtu : kMlx5MinimumMaxMtu;
+  return m;
+}
+
+// The cable length mlx5 holds once `pfc` is written over a port that
+// reports `observed`: mlx5e_dcbnl_ieee_setpfc takes a delay of 1-999 m and
+// keeps its own (reported as the delay) for any other.
+uint32_t CableInForce(const std::optional<Pfc>& pfc, const std::optional<Pfc>& observed) {
+  for (const std::optional<Pfc>& p : {pfc, observed}) {
+    if (p && p->delay > 0 && p->delay < kMlx5MaxCableM) return p->delay;
+  }
+  return kMlx5DefaultCableM;
+}
+
+// qos.buffers' pre-write check: every buffer a PFC priority maps to (the PFC
+// and MTU the plan writes before the buffers, else the node's) must hold
+// mlx5's lossless minimum. The driver would refuse it with ENOMEM only at
+// the buffer step, after the PFC step has flapped the link; refused here,
+// nothing is written. mlx5 compares the size as given, before rounding.
+absl::Status CheckLosslessMinimum(const Plan& plan, const Step& step, const InterfaceObserved& obs) {
+  const PortBuffer* want = std::get_if<PortBuffer>(&step.wanted);
+  std::optional<Pfc> pfc;
+  uint32_t mtu = obs.mtu.value_or(0);
+  for (const Step& s : plan.steps) {
+    if (s.target != step.target || s.field >= step.field) continue;
+    if (const Pfc* p = std::get_if<Pfc>(&s.wanted); p != nullptr && s.field == Field::kPfc) pfc = *p;
+    if (const uint64_t* m = std::get_if<uint64_t>(&s.wanted); m != nullptr && s.field == Field::kMtu) {
+      mtu = static_cast<uint32_t>(*m);
+    }
+  }
+  const uint32_t cable = CableInForce(pfc, obs.pfc);
+  if (!pfc) pfc = obs.pfc;
+  if (want == nullptr || !pfc) return absl::OkStatus();
+  const LosslessMinimum min = Mlx5LosslessMinimum(cable, mtu);
+  for (int p = 0; p < 8; ++p) {
+    const uint8_t buf = want->prio2buffer[p];
+    if (!(pfc->enabled & (1u << p)) || buf >= want->size.size() || want->size[buf] >= min.bytes()) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        step.object, ": qos.buffers.size_bytes[", buf, "] = ", want->size[buf], " bytes is below the lossless minimum ",
+        min.bytes(), " (xoff ", min.xoff, " + MTU ", min.max_mtu, " + one ", kBufferCell, "-byte cell) for priority ",
+        p, "'s buffer: mlx5's xoff for a ", min.cable_m, " m cable (the PFC delay) and MTU ", min.mtu, " at ",
+        kMlx5MinSpeedMbps / 1000, " Gb/s, its lowest (a faster port needs more)"));
+  }
+  return absl::OkStatus();
 }
 
 // The port buffers: either list may be left to the node.
@@ -516,11 +615,13 @@ FieldSpec BufferField() {
       .scope = Scope::kNetdev,
       .dcbx_owned = true,
       .note = "a manual buffer layout replaces the one mlx5 derives from PFC",
+      .same = BufferSatisfies,
       .desired = DesiredBuffer,
       .observe = Member<PortBuffer>(&InterfaceObserved::buffer),
       .render = BufferText,
       .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<PortBuffer>&,
                   const PortBuffer& to) { return io.SetBuffer(*t, to); },
+      .check = CheckLosslessMinimum,
   });
 }
 

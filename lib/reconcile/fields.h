@@ -65,6 +65,11 @@ struct FieldSpec {
   // (InterfaceObserved::dcbx_host false): not written then, unless the
   // config takes host mode (qos.dcbx_mode).
   bool dcbx_owned;
+  // Whether the node lacking the control means the config cannot converge
+  // (FIELD_SYNC_UNSUPPORTED). Null: always. A field whose control only some
+  // drivers have (the MLNX_OFED ECN enables) returns the config's choice;
+  // when false, a node without it reports FIELD_SYNC_NOT_MANAGEABLE.
+  std::function<bool(const roced::v1::InterfaceConfig& config)> required;
   // Shown with the field's plan steps ("" for none).
   const char* note;
   // Whether an observed value satisfies a wanted one; null: equality. For
@@ -99,6 +104,13 @@ struct FieldSpec {
   std::function<absl::Status(NodeIo& io, const Target* target, const HugepagePool& pool, const Value& from,
                              const Value& to)>
       write;
+  // Run for every step of this field in a plan before the apply writes
+  // anything (null: none); an error fails the apply with nothing written.
+  // For what a driver would refuse only once earlier steps are on the node
+  // (mlx5 refuses a lossless port buffer below its minimum after the PFC
+  // step). `plan` holds `step`, whose interface earlier steps may change;
+  // `observed` is that interface as it is now.
+  std::function<absl::Status(const Plan& plan, const Step& step, const InterfaceObserved& observed)> check;
 };
 
 // `observed` satisfies `wanted` for `spec`'s field (spec.same, or ==).

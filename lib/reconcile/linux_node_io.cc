@@ -127,6 +127,54 @@ absl::Status LinuxNodeIo::SetRoceTos(const Target& t, uint32_t tos) {
   return rdma_cm_.SetRoceTos(t.rdma_device, t.port, tos);
 }
 
+namespace {
+
+// Whether buffer `buf` is lossless under `pfc_en` and `map`: a PFC priority
+// maps to it (mlx5's update_buffer_lossy).
+bool Lossless(size_t buf, uint8_t pfc_en, const std::array<uint8_t, 8>& map) {
+  for (size_t p = 0; p < map.size(); ++p) {
+    if (map[p] == buf && (pfc_en & (1u << p)) != 0) return true;
+  }
+  return false;
+}
+
+// mlx5's buffer cell (fields.cc: kBufferCell) and the cells it keeps for
+// the shared buffer (port_update_shared_buffer).
+constexpr uint32_t kCell = 128;
+constexpr uint64_t kSharedReserve = 4 * kCell;
+
+// The layouts to write, in order, to go from `have` to `want` under PFC
+// `pfc_en`. One, unless the map and the sizes change together and the map
+// makes lossless a buffer that grows: mlx5e_port_manual_buffer_config
+// checks the new map at the OLD sizes (update_buffer_lossy before the sizes
+// are taken), so that buffer, too small before, is refused with ENOMEM
+// however large its new size. Then the sizes go first (the buffers lossless
+// now kept at least as large), the map second, the sizes as wanted last:
+// each write is then one the driver takes when the old layout and the new
+// one each are. Not when that intermediate layout does not fit the port.
+std::vector<hal::DcbBuffer> BufferWrites(const hal::DcbBuffer& have, const PortBuffer& want, uint8_t pfc_en) {
+  hal::DcbBuffer last = have;
+  last.prio2buffer = want.prio2buffer;
+  last.buffer_size = want.size;
+  if (have.prio2buffer == want.prio2buffer) return {last};
+  hal::DcbBuffer first = have;
+  bool grows = false;
+  uint64_t sum = 0;
+  for (size_t k = 0; k < want.size.size(); ++k) {
+    const bool now = Lossless(k, pfc_en, have.prio2buffer);
+    first.buffer_size[k] = now && have.buffer_size[k] > want.size[k] ? have.buffer_size[k] : want.size[k];
+    sum += first.buffer_size[k];
+    grows |= !now && Lossless(k, pfc_en, want.prio2buffer) && want.size[k] >= uint64_t{have.buffer_size[k]} + kCell;
+  }
+  if (!grows || sum + kSharedReserve > have.total_size) return {last};
+  hal::DcbBuffer second = first;
+  second.prio2buffer = want.prio2buffer;
+  if (second.buffer_size == last.buffer_size) return {first, second};
+  return {first, second, last};
+}
+
+}  // namespace
+
 absl::Status LinuxNodeIo::SetBuffer(const Target& t, const PortBuffer& want) {
   auto current = dcb_.Get(t.netdev);
   if (!current.ok()) return current.status();
@@ -139,9 +187,12 @@ absl::Status LinuxNodeIo::SetBuffer(const Target& t, const PortBuffer& want) {
     return absl::InvalidArgumentError(absl::StrCat(t.netdev, ": qos.buffers.size_bytes sum to ", sum,
                                                    " bytes; the port's buffer holds ", b.total_size));
   }
-  b.prio2buffer = want.prio2buffer;
-  b.buffer_size = want.size;
-  return dcb_.SetBuffer(t.netdev, b);
+  // The sizes are written as asked: the driver keeps them in whole cells
+  // (the field's check and comparison know it, fields.cc).
+  for (const hal::DcbBuffer& layout : BufferWrites(b, want, current->pfc ? current->pfc->pfc_en : 0)) {
+    if (absl::Status s = dcb_.SetBuffer(t.netdev, layout); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LinuxNodeIo::SetPfcPrevention(const Target& t, uint16_t timeout_ms) {

@@ -124,22 +124,28 @@ class Planner {
         FirmwareOwned(spec, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want);
         continue;
       }
-      Compare(spec, index, HugepagePool{}, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want);
+      const bool required = !spec.required || spec.required(config);
+      Compare(spec, index, HugepagePool{}, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want,
+              required);
     }
   }
 
  private:
   // Compares one field; adds a step when it differs.
+  // `required`: the node lacking the control holds convergence back.
   void Compare(const FieldSpec& spec, size_t target, const HugepagePool& pool, const std::string& object,
-               const Value& observed, const Value& wanted) {
+               const Value& observed, const Value& wanted, bool required = true) {
     roced::v1::FieldStatus fs;
     fs.set_object(object);
     fs.set_field(spec.path);
     fs.set_desired(Render(wanted, spec.field));
     if (std::holds_alternative<std::monostate>(observed)) {
       fs.set_observed("(not supported)");
-      fs.set_sync(roced::v1::FIELD_SYNC_UNSUPPORTED);
-      fs.set_message(absl::StrCat(object, " has no control for ", spec.path));
+      fs.set_sync(required ? roced::v1::FIELD_SYNC_UNSUPPORTED : roced::v1::FIELD_SYNC_NOT_MANAGEABLE);
+      fs.set_message(required ? absl::StrCat(object, " has no control for ", spec.path)
+                              : absl::StrCat(object, "'s driver has no control for ", spec.path,
+                                             " (the inbox mlx5 driver has none; MLNX_OFED adds it): reported, "
+                                             "not written; the rest of the config converges without it"));
       plan_->fields.push_back(std::move(fs));
       return;
     }

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <linux/dcbnl.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -190,13 +192,14 @@ TEST(CounterCollectorTest, EthtoolPfcStatisticsBecomePerPriorityFamiliesInBaseUn
   ASSERT_EQ(netdevs.size(), 1u);  // gone0 is NOT_FOUND: nothing to report
   Flat f = Flatten(CounterCollector::Families({}, ports, netdevs));
   const std::string p3 = "netdev=ens1f0,priority=3";
+  const std::string tc3 = "netdev=ens1f0,tc=3";  // mlx5 counts these per traffic class
   EXPECT_EQ(f["roced_pfc_pause_frames_received_total"][p3], 10);
   EXPECT_EQ(f["roced_pfc_pause_frames_sent_total"][p3], 4);
   EXPECT_DOUBLE_EQ(f["roced_pfc_pause_received_duration_seconds_total"][p3], 2.5);
   EXPECT_EQ(f["roced_pfc_pause_transitions_total"][p3], 9);
-  EXPECT_EQ(f["roced_netdev_priority_buffer_discards_total"][p3], 1);
-  EXPECT_EQ(f["roced_netdev_priority_congestion_discards_total"][p3], 2);
-  EXPECT_EQ(f["roced_netdev_priority_ecn_marked_packets_total"][p3], 3);
+  EXPECT_EQ(f["roced_netdev_tc_buffer_discards_total"][tc3], 1);
+  EXPECT_EQ(f["roced_netdev_tc_congestion_discards_total"][tc3], 2);
+  EXPECT_EQ(f["roced_netdev_tc_ecn_marked_packets_total"][tc3], 3);
   EXPECT_EQ(f["roced_netdev_link_pause_frames_received_total"]["netdev=ens1f0"], 5);
   EXPECT_EQ(f["roced_netdev_receive_discards_total"]["netdev=ens1f0"], 6);
   EXPECT_EQ(f["roced_pfc_tx_pause_storm_errors_total"]["netdev=ens1f0"], 1);
@@ -299,11 +302,11 @@ TEST(BuildCounterSetsTest, SetsCarryStableNamesDriverNamesAndDerivedSums) {
 }
 
 TEST(DcbCollector, PfcEnableBitsAndRequestIndicationCountsPerNetdevAndPriority) {
-  DcbPfcReading eth0{"eth0", {}};
+  DcbPfcReading eth0{"eth0", {}, std::nullopt, std::nullopt};
   eth0.pfc.pfc_en = 0x08;  // priority 3
   eth0.pfc.requests[3] = 12;
   eth0.pfc.indications[3] = 3400;
-  DcbPfcReading eth1{"eth1", {}};
+  DcbPfcReading eth1{"eth1", {}, std::nullopt, std::nullopt};
   eth1.pfc.pfc_en = 0x90;  // priorities 4 and 7
   std::string text = Serialize(DcbCollector::Families({eth0, eth1}));
   EXPECT_THAT(text, ::testing::HasSubstr("# TYPE roced_dcb_pfc_enabled gauge"));
@@ -318,6 +321,22 @@ TEST(DcbCollector, PfcEnableBitsAndRequestIndicationCountsPerNetdevAndPriority) 
   size_t n = 0;
   for (size_t at = 0; (at = text.find("roced_dcb_pfc_indications_total{", at)) != std::string::npos; ++at) ++n;
   EXPECT_EQ(n, 16u);
+}
+
+TEST(DcbCollector, DcbxModeAndPriorityToTrafficClassWhereTheDriverReportsThem) {
+  DcbPfcReading host{"eth0", {}, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE, std::array<uint8_t, 8>{1, 0, 2, 3, 4, 5, 6, 7}};
+  DcbPfcReading firmware{"eth1", {}, DCB_CAP_DCBX_VER_IEEE | DCB_CAP_DCBX_VER_CEE, std::nullopt};
+  DcbPfcReading lld{"eth2", {}, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_LLD_MANAGED, std::nullopt};
+  DcbPfcReading silent{"eth3", {}, std::nullopt, std::nullopt};
+  std::string text = Serialize(DcbCollector::Families({host, firmware, lld, silent}));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_dcbx_host_mode{netdev=\"eth0\"} 1\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_dcbx_host_mode{netdev=\"eth1\"} 0\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_dcbx_host_mode{netdev=\"eth2\"} 0\n"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("roced_dcb_dcbx_host_mode{netdev=\"eth3\"}")));
+  // mlx5's load state: priority 0 on TC 1, priority 1 on TC 0.
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_priority_traffic_class{netdev=\"eth0\",priority=\"0\",tc=\"1\"} 1\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_dcb_priority_traffic_class{netdev=\"eth0\",priority=\"1\",tc=\"0\"} 1\n"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("roced_dcb_priority_traffic_class{netdev=\"eth1\"")));
 }
 
 TEST(DcbCollector, NoNetdevWithDcbGivesNoFamilies) {

@@ -141,6 +141,27 @@ TEST(Diagnose, PfcWithPcpTrustAndNoPfcAtAll) {
   EXPECT_TRUE(Of(RunAll(in), "ecn").empty()) << "ECN is judged against PFC priorities only";
 }
 
+TEST(Diagnose, FirmwareDcbxIsAWarningWhereTheConfigSetsDcbAndANoteElsewhere) {
+  Inputs in = Aligned();
+  EXPECT_TRUE(Of(RunAll(in), "dcbx_mode").empty()) << "no mode reported: nothing to say";
+  in.netdevs["eth0"].dcbx_host = true;
+  EXPECT_TRUE(Of(RunAll(in), "dcbx_mode").empty());
+  in.netdevs["eth0"].dcbx_host = false;
+  auto f = Of(RunAll(in), "dcbx_mode");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_INFO);
+  EXPECT_THAT(f[0].summary(), HasSubstr("DCBX runs in the NIC firmware"));
+  auto* iface = in.state.mutable_config()->mutable_desired()->add_interfaces();
+  iface->mutable_match()->set_netdev("eth0");
+  iface->mutable_qos()->mutable_pfc()->add_priorities(3);
+  f = Of(RunAll(in), "dcbx_mode");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[0].remedy(), HasSubstr("qos.dcbx_mode: host"));
+  iface->mutable_qos()->set_dcbx_mode(roced::v1::DCBX_MODE_HOST);
+  EXPECT_TRUE(Of(RunAll(in), "dcbx_mode").empty()) << "the reconciler takes host mode";
+}
+
 TEST(Diagnose, NoDcbIsANoteNotAnError) {
   Inputs in = Aligned();
   in.netdevs["eth0"].pfc.reset();

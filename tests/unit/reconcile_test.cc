@@ -392,6 +392,39 @@ TEST(Apply, FailingPfcWriteRollsBackEverythingBeforeIt) {
   EXPECT_EQ(f.io.hugepages[(HugepagePool{2048, -1})], 0u);
 }
 
+// Firmware DCBX: taking host mode is the first DCB step, and a failure
+// after it hands the port back to the firmware with the rest.
+TEST(Apply, FailedApplyAfterTakingHostModeHandsDcbxBackToTheFirmware) {
+  Fixture f = Make(
+      "interfaces:\n  - match: {netdev: eth0}\n    qos:\n      dcbx_mode: host\n      trust: dscp\n"
+      "      dscp_to_priority: {26: 3}\n      pfc: {priorities: [3]}\n");
+  f.io.interfaces["eth0"].dcbx_host = false;
+  f.plan = ComputePlan(f.config, f.targets, ObserveAll(&f.io, f.config, f.targets));
+  ASSERT_EQ(f.plan.steps.size(), 3u);
+  EXPECT_EQ(f.plan.steps[0].field, Field::kDcbxMode);
+  f.io.fail[Field::kPfc] = absl::InternalError("eth0: set PFC refused by the driver: Input/output error");
+  auto r = ApplyPlan(f.plan, f.targets, &f.io, {2, absl::ZeroDuration()});
+  EXPECT_TRUE(r.rolled_back());
+  EXPECT_EQ(f.io.interfaces["eth0"].dcbx_host, false);
+  EXPECT_EQ(f.io.interfaces["eth0"].dscp, DscpMap{});
+}
+
+TEST(Apply, FirmwareDcbxWithoutHostModeWritesNoDcbField) {
+  Fixture f = Make(kFull);
+  f.io.interfaces["eth0"].dcbx_host = false;
+  f.plan = ComputePlan(f.config, f.targets, ObserveAll(&f.io, f.config, f.targets));
+  for (const Step& s : f.plan.steps) EXPECT_FALSE(Spec(s.field).dcbx_owned) << FieldPath(s.field);
+  int reported = 0;
+  for (const auto& fs : f.plan.fields) {
+    if (fs.field() == "qos.pfc" || fs.field() == "qos.dscp_to_priority") {
+      ++reported;
+      EXPECT_EQ(fs.sync(), roced::v1::FIELD_SYNC_UNSUPPORTED);
+      EXPECT_THAT(fs.message(), ::testing::HasSubstr("qos.dcbx_mode: host"));
+    }
+  }
+  EXPECT_EQ(reported, 2);
+}
+
 // The new QoS knobs: buffers (DCB), PFC prevention (ethtool), DCQCN (sysfs).
 const char kKnobs[] =
     "interfaces:\n  - match: {netdev: eth0}\n    qos:\n      pfc: {priorities: [3]}\n"
@@ -521,6 +554,182 @@ TEST(Apply, RollbackFailureIsReported) {
   EXPECT_FALSE(r.success());
   EXPECT_EQ(r.steps(1).outcome(), roced::v1::STEP_OUTCOME_FAILED);
   EXPECT_THAT(r.steps(1).error(), ::testing::HasSubstr("rollback failed: link busy"));
+}
+
+// --- the port buffers as mlx5 holds and checks them ---------------------------
+
+// mlx5 as far as the port buffers go (en/port_buffer.c, en_dcbnl.c): sizes
+// kept in 128-byte cells (read back rounded down); a buffer a PFC priority
+// maps to refused below `min_lossless` with ENOMEM, nothing written by that
+// setbuffer; in manual mode the same for a PFC write, but only after pfc_en
+// is written and the link toggled (mlx5e_dcbnl_ieee_setpfc).
+struct Mlx5BufferNode : FakeNodeIoForTest {
+  uint32_t min_lossless = 45786;  // the lab's test NIC: 100 Gb/s, 7 m, MTU 1500, max_mtu 9978
+  int pfc_writes = 0;
+  int link_toggles = 0;
+  int buffer_writes = 0;
+
+  bool TooSmall(const PortBuffer& b, uint8_t pfc_en) const {
+    for (int p = 0; p < 8; ++p) {
+      if ((pfc_en & (1u << p)) != 0 && b.size[b.prio2buffer[p]] < min_lossless) return true;
+    }
+    return false;
+  }
+  absl::Status SetPfc(const Target& t, const Pfc& pfc) override {
+    ++pfc_writes;
+    if (interfaces[t.netdev].pfc->enabled != pfc.enabled) ++link_toggles;
+    if (absl::Status s = FakeNodeIoForTest::SetPfc(t, pfc); !s.ok()) return s;
+    const std::optional<PortBuffer>& b = interfaces[t.netdev].buffer;
+    if (b && TooSmall(*b, pfc.enabled)) {
+      return absl::InternalError("eth0: set PFC refused by the driver: Cannot allocate memory");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status SetBuffer(const Target& t, const PortBuffer& want) override {
+    ++buffer_writes;
+    if (TooSmall(want, interfaces[t.netdev].pfc->enabled)) {
+      return absl::InternalError("eth0: set port buffer refused by the driver: Cannot allocate memory");
+    }
+    PortBuffer kept = want;
+    for (uint32_t& size : kept.size) size = size / 128 * 128;
+    return FakeNodeIoForTest::SetBuffer(t, kept);
+  }
+};
+
+// eth0 at MTU 1500, PFC off (delay 7), buffers 256 KiB and 128 KiB of a
+// 512 KiB port, every priority in buffer 0; `body` the interface's config.
+struct BufferCase {
+  Mlx5BufferNode io;
+  std::vector<Target> targets{Target{0, "eth0", "", 1}};
+  roced::v1::NodeConfig config;
+  Plan plan;
+  explicit BufferCase(const std::string& body) {
+    InterfaceObserved o;
+    o.mtu = 1500;
+    o.pfc = Pfc{0, 7};
+    o.buffer = PortBuffer{{}, {262144, 131072, 0, 0, 0, 0, 0, 0}, 524288};
+    io.interfaces["eth0"] = o;
+    Replan(body);
+  }
+  void Replan(const std::string& body) {
+    config = Config("interfaces:\n  - match: {netdev: eth0}\n" + body);
+    plan = ComputePlan(config, targets, ObserveAll(&io, config, targets));
+  }
+};
+
+TEST(Buffers, SizesReadBackRoundedDownToACellVerifyAndStayInSync) {
+  BufferCase c("    qos:\n      pfc: {priorities: [3]}\n"
+               "      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0], size_bytes: [200000,300000,0,0,0,0,0,0]}\n");
+  ASSERT_EQ(c.plan.steps.size(), 2u);
+  auto r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  ASSERT_TRUE(r.success()) << r.DebugString();
+  EXPECT_EQ(c.io.interfaces["eth0"].buffer->size[0], 199936u);  // 1562 cells
+  EXPECT_EQ(c.io.interfaces["eth0"].buffer->size[1], 299904u);  // 2343 cells
+  EXPECT_EQ(c.io.buffer_writes, 1) << "verified at the first read-back";
+  Plan again = ComputePlan(c.config, c.targets, ObserveAll(&c.io, c.config, c.targets));
+  EXPECT_TRUE(again.empty()) << RenderPlan(again);
+  // A cell short is not what was asked for.
+  c.io.interfaces["eth0"].buffer->size[0] = 199936 - 128;
+  again = ComputePlan(c.config, c.targets, ObserveAll(&c.io, c.config, c.targets));
+  EXPECT_EQ(RenderPlan(again),
+            "eth0 qos.buffers: prio_buffer [0,0,0,1,0,0,0,0] size [199808,299904,0,0,0,0,0,0] of 524288 -> "
+            "prio_buffer [0,0,0,1,0,0,0,0] size [200000,300000,0,0,0,0,0,0] of 524288\n");
+}
+
+TEST(Buffers, LosslessBufferBelowTheMinimumIsRefusedBeforeAnyWrite) {
+  BufferCase c("    qos:\n      pfc: {priorities: [3]}\n"
+               "      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0], size_bytes: [262144,20000,0,0,0,0,0,0]}\n");
+  ASSERT_EQ(c.plan.steps.size(), 2u);  // PFC, then the buffers
+  const InterfaceObserved before = c.io.interfaces["eth0"];
+  auto r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_FALSE(r.rolled_back());
+  EXPECT_EQ(c.io.writes, 0) << "nothing written, not even the PFC step before it";
+  EXPECT_EQ(c.io.pfc_writes + c.io.buffer_writes, 0);
+  EXPECT_EQ(Outcomes(r), (std::vector<roced::v1::StepOutcome>{roced::v1::STEP_OUTCOME_SKIPPED,
+                                                                roced::v1::STEP_OUTCOME_FAILED}));
+  EXPECT_EQ(r.steps(1).code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  // xoff = (301 + 216 * 7 / 100) * 40000 / 1000 + 272 * 1500 / 100 = 12640 + 4080
+  EXPECT_EQ(r.steps(1).error(),
+            "eth0: qos.buffers.size_bytes[1] = 20000 bytes is below the lossless minimum 26064 (xoff 16720 + MTU "
+            "9216 + one 128-byte cell) for priority 3's buffer: mlx5's xoff for a 7 m cable (the PFC delay) and MTU "
+            "1500 at 40 Gb/s, its lowest (a faster port needs more); nothing was written");
+  EXPECT_EQ(c.io.interfaces["eth0"].pfc, before.pfc);
+  EXPECT_EQ(c.io.interfaces["eth0"].buffer, before.buffer);
+}
+
+// The minimum takes what the plan writes before the buffers (MTU, the PFC
+// delay as the cable length) and PFC from the node when the config leaves
+// it; the minimum itself passes, one byte less does not; a buffer no PFC
+// priority maps to may be small.
+TEST(Buffers, MinimumFollowsThePlannedMtuAndDelayAndTheNodesPfc) {
+  // xoff = (301 + 216 * 100 / 100) * 40 + 272 * 9000 / 100 = 20680 + 24480;
+  // + max(9000, 9216) + 128 = 54504.
+  const std::string wants = "    mtu: 9000\n    qos:\n      pfc: {priorities: [3], delay: 100}\n"
+                            "      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0], size_bytes: [1000,";
+  BufferCase c(wants + "54503,0,0,0,0,0,0]}\n");
+  auto r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  ASSERT_FALSE(r.success());
+  EXPECT_THAT(r.steps(2).error(), ::testing::HasSubstr("size_bytes[1] = 54503 bytes is below the lossless minimum "
+                                                       "54504 (xoff 45160 + MTU 9216 + one 128-byte cell)"));
+  EXPECT_THAT(r.steps(2).error(), ::testing::HasSubstr("a 100 m cable (the PFC delay) and MTU 9000"));
+  c.io.min_lossless = 0;
+  c.Replan(wants + "54504,0,0,0,0,0,0]}\n");
+  r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_TRUE(r.success()) << r.DebugString();
+
+  BufferCase node_pfc("    qos:\n      buffers: {priority_to_buffer: [0,0,0,0,1,0,0,0], "
+                      "size_bytes: [300000,20000,0,0,0,0,0,0]}\n");
+  node_pfc.io.interfaces["eth0"].pfc = Pfc{0x10, 7};
+  node_pfc.Replan("    qos:\n      buffers: {priority_to_buffer: [0,0,0,0,1,0,0,0], "
+                  "size_bytes: [300000,20000,0,0,0,0,0,0]}\n");
+  r = ApplyPlan(node_pfc.plan, node_pfc.targets, &node_pfc.io, {2, absl::ZeroDuration()});
+  EXPECT_THAT(r.steps(0).error(), ::testing::HasSubstr("size_bytes[1] = 20000 bytes is below the lossless minimum "
+                                                       "26064 (xoff 16720 + MTU 9216 + one 128-byte cell) for "
+                                                       "priority 4's buffer"));
+  BufferCase lossy("    qos:\n      pfc: {priorities: [3]}\n      buffers: {priority_to_buffer: [0,0,0,0,0,0,0,0], "
+                   "size_bytes: [300000,20000,0,0,0,0,0,0]}\n");
+  r = ApplyPlan(lossy.plan, lossy.targets, &lossy.io, {2, absl::ZeroDuration()});
+  EXPECT_TRUE(r.success()) << "buffer 1 is lossy: " << r.DebugString();
+}
+
+// mlx5 in manual buffer mode refuses a PFC write with ENOMEM after writing
+// pfc_en and toggling the link, when a buffer the new PFC makes lossless is
+// too small (a layout left by an earlier apply; roced's check runs on
+// buffer steps). The apply's rollback writes the old PFC back: one PFC
+// write and one link toggle each way, the node as before.
+TEST(Buffers, LateEnomemFromPfcIsRolledBackWithOneToggleEachWay) {
+  BufferCase c("    qos:\n      pfc: {priorities: [3]}\n");
+  c.io.interfaces["eth0"].buffer = PortBuffer{{0, 0, 0, 1, 0, 0, 0, 0}, {262144, 20096, 0, 0, 0, 0, 0, 0}, 524288};
+  c.Replan("    qos:\n      pfc: {priorities: [3]}\n");
+  const InterfaceObserved before = c.io.interfaces["eth0"];
+  auto r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_TRUE(r.rolled_back());
+  EXPECT_EQ(r.steps(0).outcome(), roced::v1::STEP_OUTCOME_FAILED);
+  EXPECT_THAT(r.steps(0).error(), ::testing::HasSubstr("Cannot allocate memory"));
+  EXPECT_EQ(c.io.pfc_writes, 2) << "the failed write and the rollback's";
+  EXPECT_EQ(c.io.link_toggles, 2) << "one toggle each way";
+  EXPECT_EQ(c.io.interfaces["eth0"].pfc, before.pfc);
+  EXPECT_EQ(c.io.interfaces["eth0"].buffer, before.buffer);
+}
+
+// The driver's minimum can be above roced's (a port faster than 40 Gb/s,
+// max_mtu above the MTU): the buffer step then fails with ENOMEM after the
+// PFC step, and the rollback undoes PFC, one toggle each way.
+TEST(Buffers, LateEnomemFromTheBufferStepRollsPfcBack) {
+  BufferCase c("    qos:\n      pfc: {priorities: [3]}\n"
+               "      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0], size_bytes: [262144,30000,0,0,0,0,0,0]}\n");
+  const InterfaceObserved before = c.io.interfaces["eth0"];
+  auto r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(Outcomes(r), (std::vector<roced::v1::StepOutcome>{roced::v1::STEP_OUTCOME_ROLLED_BACK,
+                                                                roced::v1::STEP_OUTCOME_FAILED}));
+  EXPECT_EQ(c.io.pfc_writes, 2);
+  EXPECT_EQ(c.io.link_toggles, 2);
+  EXPECT_EQ(c.io.buffer_writes, 1) << "the refused one; nothing to put back";
+  EXPECT_EQ(c.io.interfaces["eth0"].pfc, before.pfc);
+  EXPECT_EQ(c.io.interfaces["eth0"].buffer, before.buffer);
 }
 
 TEST(Plan, UnknownInterfaceIsAnErrorNamingTheField) {

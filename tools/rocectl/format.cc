@@ -226,10 +226,12 @@ std::string FieldsSection(const roced::v1::NodeState& state, std::vector<std::st
       case roced::v1::FIELD_SYNC_DRIFTED: sync = "DRIFTED"; break;
       case roced::v1::FIELD_SYNC_FAILED: sync = "FAILED"; break;
       case roced::v1::FIELD_SYNC_UNSUPPORTED: sync = "unsupported"; break;
+      case roced::v1::FIELD_SYNC_NOT_MANAGEABLE: sync = "not manageable"; break;
       default: sync = "?";
     }
     fields.Row({f.object().empty() ? "-" : f.object(), f.field(), f.desired(), f.observed(), sync});
-    if (f.sync() == roced::v1::FIELD_SYNC_FAILED || f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED) {
+    if (f.sync() == roced::v1::FIELD_SYNC_FAILED || f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED ||
+        f.sync() == roced::v1::FIELD_SYNC_NOT_MANAGEABLE) {
       warnings->push_back(absl::StrCat(f.object(), " ", f.field(), ": ", f.message()));
     }
   }

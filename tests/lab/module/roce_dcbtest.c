@@ -24,6 +24,12 @@
  *  - test controls in <netdev>/dcbtest/ (documented in tests/lab/README.md):
  *    trust, link_flaps, flap_ms, refuse_{pfc,ets,app,dcbx,buffer,cc,tunable},
  *    storm, set_counter, stats_mode, calls, dscp2prio, dscp_app_cnt, reset.
+ *    storm is "PRIO RATE [rx|tx|both] [drain|stuck]": PRIO's pause counters
+ *    climb by RATE frames/s; "drain" (congestion) makes its
+ *    tx_prio<PRIO>_packets and _bytes (always present, as mlx5's
+ *    per-priority traffic group) climb too, "stuck" (a storm, the default)
+ *    leaves them flat; a stuck tx storm past the PFC storm prevention
+ *    timeout counts tx_pause_storm_error_events (see storm_work_fn).
  *
  * Unloading restores the device's original dcbnl_ops (NULL) and
  * ethtool_ops, deletes the app entries it added and removes its sysfs files.
@@ -117,6 +123,9 @@ enum prio_stat {
 	PS_RX_BUF_DISCARD = PS_NUM_PFC,
 	PS_RX_CONG_DISCARD,
 	PS_RX_MARKED,
+	/* mlx5's per-priority traffic group (pport_per_prio_traffic_stats_desc) */
+	PS_TX_BYTES,
+	PS_TX_PACKETS,
 	PS_NUM,
 };
 
@@ -129,6 +138,8 @@ static const char *const prio_stat_fmt[PS_NUM] = {
 	[PS_RX_BUF_DISCARD] = "rx_prio%d_buf_discard",
 	[PS_RX_CONG_DISCARD] = "rx_prio%d_cong_discard",
 	[PS_RX_MARKED] = "rx_prio%d_marked",
+	[PS_TX_BYTES] = "tx_prio%d_bytes",
+	[PS_TX_PACKETS] = "tx_prio%d_packets",
 };
 
 enum global_stat {
@@ -183,7 +194,20 @@ struct dcbtest {
 	/* firmware DCBX stand-in: the switch's PFC as a willing port takes it (-1: none) */
 	int peer_pfc;
 	struct delayed_work fw_dcbx_work;
-	struct dcbnl_buffer buffer;
+	/*
+	 * The port buffer as mlx5 splits it (en/port_buffer.c): the port holds
+	 * prio->buffer (PPTB) and per buffer a size in cells and a lossy bit
+	 * (PBMC); the driver whether the layout is manual and the xoff it last
+	 * programmed (priv->dcbx.manual_buffer, priv->dcbx.xoff).
+	 */
+	struct {
+		u8 prio2buffer[NPRIO];
+		u32 cells[DCBX_MAX_BUFFERS];
+		bool lossy[DCBX_MAX_BUFFERS];	/* kept in manual mode only */
+		u32 total;			/* bytes: getbuffer's total_size */
+		bool manual;
+		u32 xoff;
+	} buf;
 	u8 dcbx_cap;
 	bool trust_dscp;
 	u8 dscp2prio[MAX_DSCP];
@@ -398,14 +422,21 @@ static int dt_ieee_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
 }
 
 static void fw_dcbx_schedule(void);
+static int buffer_after_setpfc(struct net_device *dev, u8 old_pfc_en, u16 old_delay);
 
 /*
  * Follows mlx5e_dcbnl_ieee_setpfc(): a pfc_en change is written and the
  * link toggled; the delay is taken as the cable length when it is non-zero,
- * below 1000 and different; mbc is not kept.
+ * below 1000 and different; mbc is not kept. Then, with a manual buffer
+ * layout, the buffers are recomputed for it (buffer_after_setpfc), which
+ * can fail with -ENOMEM after pfc_en was written and the link toggled.
  */
 static int dt_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
+	const u8 old_pfc_en = g->pfc.pfc_en;
+	const u16 old_delay = g->pfc.delay;
+	int err;
+
 	g->calls[C_SETPFC]++;
 	if (g->refuse_pfc)
 		return -g->refuse_pfc;
@@ -415,8 +446,9 @@ static int dt_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 	}
 	if (pfc->delay && pfc->delay < MAX_CABLE_LENGTH)
 		g->pfc.delay = pfc->delay;
+	err = buffer_after_setpfc(dev, old_pfc_en, old_delay);
 	fw_dcbx_schedule();
-	return 0;
+	return err;
 }
 
 #define MAX_BW_ALLOC 100	/* MLX5E_MAX_BW_ALLOC */
@@ -697,17 +729,297 @@ static int dt_ieee_delapp(struct net_device *dev, struct dcb_app *app)
 	return 0;
 }
 
-static int dt_getbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
+/* ----------------------------------------------------------- port buffer */
+
+/*
+ * The port buffer as mlx5 handles it in Linux 6.1 (en/port_buffer.c,
+ * en_dcbnl.c), for a port whose SBCAM gives 128-byte cells:
+ *  - sizes are kept by the port in cells and read back rounded down to one
+ *    (port_set_buffer divides by the cell size, mlx5e_port_query_buffer
+ *    multiplies);
+ *  - a buffer is lossless when a PFC priority maps to it
+ *    (update_buffer_lossy);
+ *  - a lossless buffer below xoff + max_mtu + one cell is refused with
+ *    -ENOMEM (update_xoff_threshold), xoff from the cable length (the PFC
+ *    delay), the port speed and the MTU (calculate_xoff);
+ *  - sizes summing to more than the port's total are refused with -EINVAL
+ *    (mlx5e_port_manual_buffer_config), and so are sizes leaving fewer than
+ *    4 cells of shared buffer (port_update_shared_buffer);
+ *  - the first setbuffer that changes anything makes the layout manual for
+ *    good (mlx5e_dcbnl_setbuffer: priv->dcbx.manual_buffer = true, also when
+ *    it then fails), after which a PFC or cable length change recomputes the
+ *    lossy bits and thresholds on that layout (mlx5e_dcbnl_ieee_setpfc),
+ *    with the same -ENOMEM, returned after pfc_en was written.
+ * Before that (the driver's default) the firmware runs the buffers by
+ * itself: the stand-in keeps their sizes and derives the lossy bits from PFC.
+ */
+#define PORT_BUFF_CELL_SZ 128	/* 1 << MLX5E_BUFFER_CELL_SHIFT */
+#define MINIMUM_MAX_MTU 9216	/* port_buffer.c */
+#define XOFF_MIN_SPEED 40000	/* calculate_xoff(): SPEED_40000 at least */
+#define SHARED_MIN_CELLS 4	/* port_update_shared_buffer() */
+#define CX_MAX_MTU 9978		/* a ConnectX netdev's max_mtu */
+
+/* the MLX5E_PORT_BUFFER_* changes of mlx5e_port_manual_buffer_config() */
+#define BUF_CABLE_LEN BIT(0)
+#define BUF_PFC BIT(1)
+#define BUF_PRIO2BUFFER BIT(2)
+#define BUF_SIZE BIT(3)
+
+/* calculate_xoff() takes the port's speed (PTYS); virtio reports none. */
+static unsigned int port_speed_mbps = 100000;
+module_param(port_speed_mbps, uint, 0444);
+MODULE_PARM_DESC(port_speed_mbps, "port speed (Mb/s) mlx5's xoff is computed for; virtio reports none (default 100000)");
+
+/* struct mlx5e_port_buffer, the part the driver computes with (bytes) */
+struct port_buf {
+	u32 size[DCBX_MAX_BUFFERS];
+	bool lossy[DCBX_MAX_BUFFERS];
+};
+
+/* update_buffer_lossy(): lossy unless a PFC priority maps to the buffer */
+static bool buffer_lossy(int i, u8 pfc_en, const u8 *prio2buffer)
 {
-	if (!buffer_support)
-		return -EOPNOTSUPP;
-	*buf = g->buffer;
+	int p;
+
+	for (p = 0; p < NPRIO; p++)
+		if (prio2buffer[p] == i && (pfc_en & BIT(p)))
+			return false;
+	return true;
+}
+
+/*
+ * mlx5e_port_query_buffer(): the sizes in bytes of whole cells and the
+ * lossy bits; before the layout is manual the firmware's, which follow PFC.
+ */
+static void query_buffer(struct port_buf *pb)
+{
+	int i;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		pb->size[i] = g->buf.cells[i] * PORT_BUFF_CELL_SZ;
+		pb->lossy[i] = g->buf.manual ? g->buf.lossy[i] :
+			       buffer_lossy(i, g->pfc.pfc_en, g->buf.prio2buffer);
+	}
+}
+
+/*
+ * calculate_xoff(): xoff = (301 + 2.16 * cable [m]) * speed [Gb/s]
+ * + 2.72 * MTU [B], at 40 Gb/s at least; integer arithmetic as the driver's.
+ */
+static u32 calculate_xoff(unsigned int mtu)
+{
+	u32 speed = max_t(u32, port_speed_mbps, XOFF_MIN_SPEED);
+
+	return (301 + 216 * g->pfc.delay / 100) * speed / 1000 + 272 * mtu / 100;
+}
+
+/*
+ * mlx5e_port_manual_buffer_config() takes max(netdev->max_mtu,
+ * MINIMUM_MAX_MTU). mlx5 sets max_mtu from the port's
+ * (mlx5e_set_netdev_mtu_boundaries): 9978 on a ConnectX. virtio_net sets
+ * ETH_MAX_MTU, 65535, unless the device offers VIRTIO_NET_F_MTU, which the
+ * lab's QEMU (no host_mtu) does not: no port limit at all, so the stand-in
+ * takes the ConnectX figure (lower if the netdev's max_mtu is).
+ */
+static unsigned int buffer_max_mtu(struct net_device *dev)
+{
+	unsigned int max_mtu = min_t(unsigned int, dev->max_mtu, CX_MAX_MTU);
+
+	return max_t(unsigned int, max_mtu, MINIMUM_MAX_MTU);
+}
+
+/* update_xoff_threshold(): a lossless buffer holds xoff + max_mtu + a cell */
+static int update_xoff_threshold(const struct port_buf *pb, u32 xoff,
+				 unsigned int max_mtu)
+{
+	int i;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		if (pb->lossy[i])
+			continue;
+		if (pb->size[i] < xoff + max_mtu + PORT_BUFF_CELL_SZ) {
+			pr_err("buffer_size[%d]=%d is not enough for lossless buffer\n",
+			       i, pb->size[i]);
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
+/*
+ * update_buffer_lossy(): the lossy bits for pfc_en and the map; when one
+ * changes, every lossless buffer is checked again, at the sizes pb has.
+ */
+static int update_buffer_lossy(struct port_buf *pb, u8 pfc_en,
+			       const u8 *prio2buffer, u32 xoff,
+			       unsigned int max_mtu, bool *change)
+{
+	bool changed = false;
+	int i, err;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		bool lossy = buffer_lossy(i, pfc_en, prio2buffer);
+
+		if (lossy != pb->lossy[i]) {
+			pb->lossy[i] = lossy;
+			changed = true;
+		}
+	}
+	if (!changed)
+		return 0;
+	err = update_xoff_threshold(pb, xoff, max_mtu);
+	if (!err)
+		*change = true;
+	return err;
+}
+
+/*
+ * The MLX5E_PORT_BUFFER_SIZE part of mlx5e_port_manual_buffer_config(): a
+ * lossless buffer of 0 or a total beyond the port (headroom + spare) is
+ * -EINVAL, then the thresholds at the new sizes.
+ */
+static int update_buffer_size(struct port_buf *pb, const u32 *buffer_size,
+			      u32 xoff, unsigned int max_mtu)
+{
+	u32 headroom = 0, total_used = 0, spare;
+	int i;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++)
+		headroom += pb->size[i];
+	spare = g->buf.total - headroom;
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		if (!pb->lossy[i] && !buffer_size[i])
+			return -EINVAL;
+		pb->size[i] = buffer_size[i];
+		total_used += buffer_size[i];
+	}
+	if (total_used > headroom && total_used - headroom > spare)
+		return -EINVAL;
+	return update_xoff_threshold(pb, xoff, max_mtu);
+}
+
+/*
+ * port_set_buffer(): the sizes go to the port in cells (rounded down), after
+ * port_update_shared_buffer() has checked that the shared pools keep 4
+ * cells (they hold what the buffers leave of the port; u32 as there).
+ */
+static int port_set_buffer(const struct port_buf *pb)
+{
+	u32 cells[DCBX_MAX_BUFFERS], new_cells = 0;
+	u32 total_cells = g->buf.total / PORT_BUFF_CELL_SZ;
+	int i;
+
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		cells[i] = pb->size[i] / PORT_BUFF_CELL_SZ;
+		new_cells += cells[i];
+	}
+	if (total_cells - new_cells < SHARED_MIN_CELLS) {
+		pr_err("Requested port buffer is too large, not enough space left for shared buffer\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++) {
+		g->buf.cells[i] = cells[i];
+		g->buf.lossy[i] = pb->lossy[i];
+	}
+	return 0;
+}
+
+/*
+ * mlx5e_port_manual_buffer_config() for the changes the stand-in sees: cable
+ * length and PFC (setpfc), map and sizes (setbuffer), in the driver's order.
+ * Nothing is kept unless all of it passes. mlx5's quirk stays: a new map
+ * that makes a buffer lossless is checked at the buffer's old size first.
+ */
+static int manual_buffer_config(struct net_device *dev, u32 change,
+				const u32 *buffer_size, const u8 *prio2buffer)
+{
+	u32 xoff = calculate_xoff(dev->mtu);
+	unsigned int max_mtu = buffer_max_mtu(dev);
+	bool update_buffer = false;
+	struct port_buf pb;
+	int err = 0;
+
+	query_buffer(&pb);
+	if (change & BUF_CABLE_LEN) {
+		update_buffer = true;
+		err = update_xoff_threshold(&pb, xoff, max_mtu);
+	}
+	if (!err && (change & BUF_PFC))
+		err = update_buffer_lossy(&pb, g->pfc.pfc_en, g->buf.prio2buffer,
+					  xoff, max_mtu, &update_buffer);
+	if (!err && (change & BUF_PRIO2BUFFER))
+		err = update_buffer_lossy(&pb, g->pfc.pfc_en, prio2buffer, xoff,
+					  max_mtu, &update_buffer);
+	if (!err && (change & BUF_SIZE)) {
+		update_buffer = true;
+		err = update_buffer_size(&pb, buffer_size, xoff, max_mtu);
+	}
+	/* the thresholds follow a new xoff (an MTU change since) */
+	if (!err && !update_buffer && xoff != g->buf.xoff) {
+		update_buffer = true;
+		err = update_xoff_threshold(&pb, xoff, max_mtu);
+	}
+	if (!err && update_buffer)
+		err = port_set_buffer(&pb);
+	if (err)
+		return err;
+	g->buf.xoff = xoff;
+	if (change & BUF_PRIO2BUFFER)
+		memcpy(g->buf.prio2buffer, prio2buffer, NPRIO);
+	return 0;
+}
+
+/*
+ * The buffer side of mlx5e_dcbnl_ieee_setpfc(), once pfc_en is written and
+ * the link toggled: with a manual layout, mlx5e_port_manual_buffer_config()
+ * for what changed (also for nothing: a new xoff), and on an error the old
+ * cable length back; the error is returned, pfc_en stays written.
+ */
+static int buffer_after_setpfc(struct net_device *dev, u8 old_pfc_en, u16 old_delay)
+{
+	u32 change = 0;
+	int err;
+
+	if (!buffer_support || !g->buf.manual)
+		return 0;
+	if (g->pfc.pfc_en != old_pfc_en)
+		change |= BUF_PFC;
+	if (g->pfc.delay != old_delay)
+		change |= BUF_CABLE_LEN;
+	err = manual_buffer_config(dev, change, NULL, NULL);
+	if (err && (change & BUF_CABLE_LEN))
+		g->pfc.delay = old_delay;
+	return err;
+}
+
+/*
+ * Follows mlx5e_dcbnl_getbuffer(): the map, the sizes as the port keeps
+ * them (whole cells) and the port's total.
+ */
+static int dt_getbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
+{
+	int i;
+
+	if (!buffer_support)
+		return -EOPNOTSUPP;
+	memcpy(buf->prio2buffer, g->buf.prio2buffer, sizeof(buf->prio2buffer));
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++)
+		buf->buffer_size[i] = g->buf.cells[i] * PORT_BUFF_CELL_SZ;
+	buf->total_size = g->buf.total;
+	return 0;
+}
+
+/*
+ * Follows mlx5e_dcbnl_setbuffer(): the map and the sizes are compared with
+ * the port's (a size that is no multiple of a cell always differs); if any
+ * differs the layout turns manual for good and goes through
+ * mlx5e_port_manual_buffer_config(). (dcbnl_ieee_set() refuses a buffer
+ * index of 8 or more before; checked again here.)
+ */
 static int dt_setbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 {
-	u32 sum = 0;
+	u32 change = 0;
+	struct port_buf pb;
 	int i;
 
 	if (!buffer_support)
@@ -718,13 +1030,21 @@ static int dt_setbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 	for (i = 0; i < NPRIO; i++) {
 		if (buf->prio2buffer[i] >= DCBX_MAX_BUFFERS)
 			return -EINVAL;
-		sum += buf->buffer_size[i];
+		if (buf->prio2buffer[i] != g->buf.prio2buffer[i])
+			change |= BUF_PRIO2BUFFER;
 	}
-	if (sum > g->buffer.total_size)
-		return -EINVAL;
-	memcpy(g->buffer.prio2buffer, buf->prio2buffer, sizeof(buf->prio2buffer));
-	memcpy(g->buffer.buffer_size, buf->buffer_size, sizeof(buf->buffer_size));
-	return 0;
+	for (i = 0; i < DCBX_MAX_BUFFERS; i++)
+		if (buf->buffer_size[i] != g->buf.cells[i] * PORT_BUFF_CELL_SZ)
+			change |= BUF_SIZE;
+	if (!change)
+		return 0;
+	if (!g->buf.manual) {
+		/* the port keeps the lossy bits the firmware had */
+		query_buffer(&pb);
+		memcpy(g->buf.lossy, pb.lossy, sizeof(g->buf.lossy));
+		g->buf.manual = true;
+	}
+	return manual_buffer_config(dev, change, buf->buffer_size, buf->prio2buffer);
 }
 
 static const struct dcbnl_rtnl_ops dt_dcbnl_ops = {
@@ -742,33 +1062,70 @@ static const struct dcbnl_rtnl_ops dt_dcbnl_ops = {
 
 /* ----------------------------------------------------------------- storm */
 
+/*
+ * How the paused queue behaves, with the storm_* fields of struct dcbtest
+ * (under storm_lock; store_storm sets them on every write):
+ *  - drain (incast congestion): it still transmits while paused,
+ *    tx_prio<PRIO>_packets climbs by STORM_DRAIN_PKTS per tick (and
+ *    tx_prio<PRIO>_bytes by that many 1024-byte packets);
+ *  - stuck (a storm, the default): it does not, those counters stay flat.
+ * storm_stall_ms: how long a stuck storm has lasted. A stuck storm that
+ * sends pauses (tx, both) stands for the NIC's own receive side stalling:
+ * once the stall reaches the PFC storm prevention timeout (when set), it
+ * counts one tx_pause_storm_error_events, as mlx5's firmware counts
+ * device_stall_critical_watermark_cnt when a stall crosses the critical
+ * watermark (mlx5e_set_pfc_prevention_tout: critical = the timeout). The
+ * pause frames go on being counted (prevention's stop is not modelled).
+ */
+#define STORM_DRAIN_PKTS 64
+#define STORM_DRAIN_PKT_BYTES 1024
+static bool storm_drain;
+static unsigned int storm_stall_ms;
+
 static void storm_work_fn(struct work_struct *w)
 {
-	u64 frames, dur;
+	unsigned int tout = READ_ONCE(g->pfc_prevention_tout);
+	bool on, rx, tx, drain, critical = false;
 	unsigned long flags;
-	bool on;
+	u64 frames, dur;
 	int p;
 
+	/* store_storm changes a running storm without stopping this work */
 	spin_lock_irqsave(&g->storm_lock, flags);
 	on = g->storm_on;
 	p = g->storm_prio;
+	rx = g->storm_rx;
+	tx = g->storm_tx;
+	drain = storm_drain;
 	g->storm_carry += (u64)g->storm_rate * STORM_TICK_MS;
 	frames = div_u64(g->storm_carry, 1000);
 	g->storm_carry -= frames * 1000;
+	if (on && !drain && tx) {
+		critical = tout && storm_stall_ms < tout &&
+			   storm_stall_ms + STORM_TICK_MS >= tout;
+		storm_stall_ms += STORM_TICK_MS;
+	}
 	spin_unlock_irqrestore(&g->storm_lock, flags);
 	if (!on)
 		return;
 
 	/* one pause quantum of 65535 x 512 bit times at 100G is ~335 us */
 	dur = frames * 335;
-	if (g->storm_rx) {
+	if (rx) {
 		atomic64_add(frames, &g->prio_stats[PS_RX_PAUSE][p]);
 		atomic64_add(dur, &g->prio_stats[PS_RX_PAUSE_DURATION][p]);
 	}
-	if (g->storm_tx) {
+	if (tx) {
 		atomic64_add(frames, &g->prio_stats[PS_TX_PAUSE][p]);
 		atomic64_add(dur, &g->prio_stats[PS_TX_PAUSE_DURATION][p]);
 	}
+	if (drain) {
+		atomic64_add(STORM_DRAIN_PKTS, &g->prio_stats[PS_TX_PACKETS][p]);
+		atomic64_add(STORM_DRAIN_PKTS * STORM_DRAIN_PKT_BYTES,
+			     &g->prio_stats[PS_TX_BYTES][p]);
+	}
+	if (critical)
+		atomic64_inc(&g->global_stats[GS_TX_PAUSE_STORM_ERROR]);
 	schedule_delayed_work(&g->storm_work, msecs_to_jiffies(STORM_TICK_MS));
 }
 
@@ -864,12 +1221,14 @@ static ssize_t ctl_show(struct kobject *kobj, struct kobj_attribute *attr,
 	if (attr == &ctl_storm) {
 		unsigned long flags;
 
+		/* "stuck", the default, is left out: "3 1000 rx" as before */
 		spin_lock_irqsave(&g->storm_lock, flags);
 		if (g->storm_on)
-			n = sysfs_emit(buf, "%d %u %s\n", g->storm_prio,
+			n = sysfs_emit(buf, "%d %u %s%s\n", g->storm_prio,
 				       g->storm_rate,
 				       g->storm_rx && g->storm_tx ? "both" :
-				       g->storm_rx ? "rx" : "tx");
+				       g->storm_rx ? "rx" : "tx",
+				       storm_drain ? " drain" : "");
 		else
 			n = sysfs_emit(buf, "off\n");
 		spin_unlock_irqrestore(&g->storm_lock, flags);
@@ -949,10 +1308,10 @@ static int store_set_counter(const char *buf)
 
 static int store_storm(const char *buf)
 {
-	char dir[8] = "rx";
+	char dir[8] = "rx", mode[8] = "stuck";
 	unsigned int prio, rate;
 	unsigned long flags;
-	bool was_on;
+	bool was_on, drain;
 	int n;
 
 	if (sysfs_streq(buf, "off") || sysfs_streq(buf, "0")) {
@@ -962,26 +1321,37 @@ static int store_storm(const char *buf)
 		cancel_delayed_work_sync(&g->storm_work);
 		return 0;
 	}
-	/* "PRIO RATE [rx|tx|both]" */
-	n = sscanf(buf, "%u %u %7s", &prio, &rate, dir);
+	/* "PRIO RATE [rx|tx|both] [drain|stuck]" */
+	n = sscanf(buf, "%u %u %7s %7s", &prio, &rate, dir, mode);
 	if (n < 2 || prio >= NPRIO || !rate)
 		return -EINVAL;
 	if (strcmp(dir, "rx") && strcmp(dir, "tx") && strcmp(dir, "both"))
 		return -EINVAL;
-	cancel_delayed_work_sync(&g->storm_work);
+	if (strcmp(mode, "drain") && strcmp(mode, "stuck"))
+		return -EINVAL;
+	drain = !strcmp(mode, "drain");
+	/*
+	 * A running storm's work is left pending, not cancelled: its ticks
+	 * keep their rhythm, so a storm that turns from drain to stuck goes on
+	 * pausing without a gap.
+	 */
 	spin_lock_irqsave(&g->storm_lock, flags);
 	was_on = g->storm_on && g->storm_prio == prio;
+	if (!was_on || storm_drain != drain)
+		storm_stall_ms = 0;
 	g->storm_on = true;
 	g->storm_prio = prio;
 	g->storm_rate = rate;
 	g->storm_rx = strcmp(dir, "tx") != 0;
 	g->storm_tx = strcmp(dir, "rx") != 0;
 	g->storm_carry = 0;
+	storm_drain = drain;
 	spin_unlock_irqrestore(&g->storm_lock, flags);
 	if (!was_on && g->storm_rx)
 		atomic64_inc(&g->prio_stats[PS_RX_PAUSE_TRANSITION][prio]);
 	if (!was_on && g->storm_tx)
 		atomic64_inc(&g->global_stats[GS_TX_PAUSE_STORM_WARNING]);
+	/* a no-op while the work is pending */
 	schedule_delayed_work(&g->storm_work, msecs_to_jiffies(STORM_TICK_MS));
 	return 0;
 }
@@ -1209,7 +1579,7 @@ static int store_reset(void)
 	delete_app_entries();
 	memset(&g->pfc, 0, sizeof(g->pfc));
 	cancel_delayed_work(&g->fw_dcbx_work);
-	memset(&g->buffer, 0, sizeof(g->buffer));
+	memset(&g->buf, 0, sizeof(g->buf));	/* manual off: mlx5e_dcbnl_initialize() */
 	g->trust_dscp = false;
 	g->dscp_app_cnt = 0;
 	g->link_flaps = 0;
@@ -1312,9 +1682,10 @@ static void init_state(void)
 		g->dcbx_cap |= DCB_CAP_DCBX_HOST;
 	g->peer_pfc = peer_pfc < 0 ? -1 : peer_pfc & 0xff;
 	g->ets_zero_non_ets = ets_zero_non_ets;
-	g->buffer.total_size = 512 * 1024;
-	g->buffer.buffer_size[0] = 256 * 1024;
-	g->buffer.buffer_size[1] = 128 * 1024;
+	/* 512 KiB, buffers 0 and 1 at 256 and 128 KiB, in 128-byte cells */
+	g->buf.total = 512 * 1024;
+	g->buf.cells[0] = 256 * 1024 / PORT_BUFF_CELL_SZ;
+	g->buf.cells[1] = 128 * 1024 / PORT_BUFF_CELL_SZ;
 }
 
 /* Called under RTNL: removes the DSCP app entries this NIC holds. */
