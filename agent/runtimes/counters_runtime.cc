@@ -208,15 +208,13 @@ void CountersRuntime::Stop() {
 void CountersRuntime::OnStormChange(const metrics::PfcStormTransition& c) {
   const std::string counter = absl::StrCat("rx_prio", c.priority, "_pause=", c.rx_pause_frames);
   if (c.stormed) {
-    LOG_WARNING << "PFC storm on " << c.netdev << " priority " << c.priority << ": "
-                << c.window_pause_frames << " pause frames received without a break for "
-                << absl::FormatDuration(c.window) << " (" << counter << ")";
+    LOG_WARNING << "PFC storm on " << c.netdev << " priority " << c.priority << ": " << c.why << " (" << counter
+                << ")";
   } else if (!c.reason.empty()) {
     LOG_INFO << "PFC storm state on " << c.netdev << " priority " << c.priority
              << " cleared: " << c.reason << " (" << counter << ")";
   } else {
-    LOG_INFO << "PFC storm on " << c.netdev << " priority " << c.priority
-             << " over: no pause frames for " << absl::FormatDuration(c.window) << " ("
+    LOG_INFO << "PFC storm on " << c.netdev << " priority " << c.priority << " over: " << c.why << " ("
              << counter << ")";
   }
   roced::v1::StateEvent event;

@@ -6,7 +6,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "util/proto_time.h"
 
@@ -61,7 +60,9 @@ std::optional<double> PausedShare(const PauseReading::Priority& a, const PauseRe
   return static_cast<double>(*us) / absl::ToDoubleMicroseconds(window);
 }
 
-std::string Percent(double share) { return absl::StrCat(static_cast<int64_t>(share * 100 + 0.5), "%"); }
+std::string Percent(double share) {
+  return absl::StrCat(static_cast<int64_t>(share * 100 + 0.5), "%");
+}
 
 // The largest j in [lo, n) with h[n].at - h[j].at >= length, n the last:
 // the start of the shortest window of at least `length` ending now.
@@ -405,10 +406,9 @@ PfcWatchdog::Seen PfcWatchdog::AddSampleLocked(PriorityState* s,
   return seen;
 }
 
-std::vector<PfcWatchdog::Key> PfcWatchdog::NicStormLocked(const std::string& netdev, uint64_t rise,
-                                                          const std::vector<Key>& pausing,
-                                                          const std::vector<Key>& counted,
-                                                          std::vector<PfcStormTransition>* changes) {
+std::vector<PfcWatchdog::Key> PfcWatchdog::NicStormLocked(
+    const std::string& netdev, uint64_t rise, const std::vector<Key>& pausing,
+    const std::vector<Key>& counted, std::vector<PfcStormTransition>* changes) {
   // Port-wide: the priorities that paused in this read, else every one.
   const bool any = !pausing.empty();
   std::vector<Key> stormed;

@@ -16,12 +16,14 @@
 //     port stalled past the critical watermark, the PFC storm prevention
 //     timeout). It is port-wide, so it is attributed to every watched
 //     priority that sent or received pause frames in that read, and to every
-//     watched priority when none did (the series keep their numeric
-//     priority label; there is no "all" series). The minor watermark's
-//     tx_pause_storm_warning_events only keeps the polls fast;
-//   - restored when, over the restoration time, no poll saw pause frames, or
-//     the queue progressed: tx_prio<N>_packets rose in every poll (a), or
-//     the pause duration covered less than 90% of the window (b).
+//     watched priority when none did: no "all" series, so the gauge, the
+//     events, Status() and the confirm policy's pfc_storm gate keep their
+//     numeric priority. The minor watermark's tx_pause_storm_warning_events
+//     only keeps the polls fast;
+//   - restored when, over the restoration time (reads after the storm was
+//     declared only), no poll saw pause frames, or the queue progressed:
+//     tx_prio<N>_packets rose in every poll (a), or the pause duration
+//     covered less than 90% of the window (b).
 // Action is alert-only: roced_pfc_storm{netdev,priority} (0/1),
 // roced_pfc_storm_events_total{netdev,priority}, and a callback per state
 // change (with the rule, a sentence and the figures) so the agent can
@@ -43,17 +45,19 @@
 // every statistics group's update_stats, each one or more firmware
 // commands: 8 PPCNT reads for the per-priority group alone, 16 more per
 // traffic class where the NIC has sbcam_reg, the 802.3/2863/2819/phy/
-// extended PPCNT groups, MPCNT, the Q, vport and vNIC counters: about 35
-// commands per read on a current ConnectX. So each netdev is read once per
-// poll (one read gives every priority and counter), and only as often as
-// needed: at the poll interval while anything pauses, is stormed or was in
-// the last second, else at the idle interval (1 s), back to the poll
-// interval as soon as a read shows pause frames or a storm counter rising.
-// Per watched netdev: idle 1 read/s (~35 firmware commands/s on mlx5);
-// pausing or stormed 10 reads/s (~350/s) with the defaults. A storm that
-// starts while a netdev is backed off is seen by the next read (<= 1 s),
-// then judged over fast polls: reported <= 1 s + detection time + a poll
-// after it started.
+// extended PPCNT groups, MPCNT, the Q, vport and vNIC counters (35 on a
+// current ConnectX), plus the PFCC queries that size and fill the
+// per-priority PFC group: about 40 firmware commands per read. So each
+// netdev is read once per poll (one read gives every priority and
+// counter), and only as often as needed: at the poll interval while
+// anything pauses, is stormed or was in the last second, else at the idle
+// interval (1 s), back to the poll interval as soon as a read shows pause
+// frames or a storm counter rising. Per watched netdev: idle 1 read/s
+// (~40 firmware commands/s on mlx5); pausing or stormed 10 reads/s
+// (~400/s) with the defaults; before, 10 reads/s whenever PFC was on. A
+// storm that starts while a netdev is backed off is seen by the next read
+// (<= 1 s), then judged over fast polls: reported <= 1 s + detection time
+// + a poll after it started.
 //
 // Only what can storm is polled: a netdev is watched on the priorities
 // that have PFC enabled (a pause frame for a priority without PFC is not

@@ -266,8 +266,10 @@ void ValidateEts(Checker& c, const std::string& ep, const roced::v1::EtsConfig& 
   }
 }
 
-// qos.buffers: either list, or both; eight entries each.
-void ValidateBuffers(Checker& c, const std::string& bp, const roced::v1::BufferConfig& b) {
+// qos.buffers: either list, or both; eight entries each. `pfc_prios`: the
+// priorities the config's qos.pfc enables (none without one).
+void ValidateBuffers(Checker& c, const std::string& bp, const roced::v1::BufferConfig& b,
+                     const std::set<uint32_t>& pfc_prios) {
   if (b.priority_to_buffer_size() == 0 && b.size_bytes_size() == 0) {
     c.Error(bp, "needs priority_to_buffer (8 entries), size_bytes (8 entries) or both");
     return;
@@ -294,9 +296,18 @@ void ValidateBuffers(Checker& c, const std::string& bp, const roced::v1::BufferC
   if (b.priority_to_buffer_size() != 8 || b.size_bytes_size() != 8) return;
   for (int i = 0; i < 8; ++i) {
     const uint32_t buf = b.priority_to_buffer(i);
-    if (buf < 8 && b.size_bytes(static_cast<int>(buf)) == 0) {
-      c.Warn(absl::StrCat(bp, ".priority_to_buffer[", i, "]"),
-             absl::StrCat("priority ", i, " is mapped to buffer ", buf, ", whose size_bytes is 0"));
+    if (buf >= 8 || b.size_bytes(static_cast<int>(buf)) != 0) continue;
+    const std::string p = absl::StrCat(bp, ".priority_to_buffer[", i, "]");
+    const std::string what = absl::StrCat("priority ", i, " is mapped to buffer ", buf, ", whose size_bytes is 0");
+    // A lossless buffer (a PFC priority maps to it) of 0 bytes is always
+    // refused: mlx5 needs xoff + MTU + one cell (en/port_buffer.c,
+    // update_xoff_threshold); the agent checks that minimum against the
+    // node before it writes.
+    if (pfc_prios.count(static_cast<uint32_t>(i)) != 0) {
+      c.Error(p, absl::StrCat(what, ", but PFC is enabled on it: a lossless buffer needs room for the pause "
+                              "headroom (mlx5: xoff + MTU + one cell)"));
+    } else {
+      c.Warn(p, what);
     }
   }
 }
@@ -368,7 +379,7 @@ void ValidateQos(Checker& c, const std::string& path, const roced::v1::QosConfig
     }
   }
   if (qos.has_ets()) ValidateEts(c, path + ".ets", qos.ets());
-  if (qos.has_buffers()) ValidateBuffers(c, path + ".buffers", qos.buffers());
+  if (qos.has_buffers()) ValidateBuffers(c, path + ".buffers", qos.buffers(), pfc_prios);
   if (qos.has_pfc_prevention()) ValidatePfcPrevention(c, path + ".pfc_prevention", qos.pfc_prevention());
   if (qos.has_dcqcn()) ValidateDcqcn(c, path + ".dcqcn", qos.dcqcn());
   if (qos.has_ecn()) {

@@ -732,6 +732,32 @@ TEST(Buffers, LateEnomemFromTheBufferStepRollsPfcBack) {
   EXPECT_EQ(c.io.interfaces["eth0"].buffer, before.buffer);
 }
 
+// Validation, before any node: a PFC priority on a buffer of 0 bytes can
+// never be lossless (mlx5 needs xoff + MTU + one cell): an error naming the
+// priority and the buffer. Without PFC on it, the warning as before.
+TEST(Buffers, ValidationRefusesAPfcPriorityOnAnEmptyBuffer) {
+  auto issues_of = [](const std::string& pfc) {
+    std::vector<roced::v1::ValidationIssue> issues;
+    auto d = model::DecodeYamlConfig("apiVersion: roced/v1\nkind: NodeConfig\ninterfaces:\n"
+                                     "  - match: {netdev: eth0}\n    qos:\n" + pfc +
+                                         "      buffers: {priority_to_buffer: [0,0,0,2,0,0,0,0], "
+                                         "size_bytes: [262144,131072,0,0,0,0,0,0]}\n",
+                                     &issues);
+    EXPECT_TRUE(d.ok());
+    model::ValidateConfig(d->config, nullptr, &issues);
+    return issues;
+  };
+  std::vector<roced::v1::ValidationIssue> issues = issues_of("      pfc: {priorities: [3]}\n");
+  ASSERT_TRUE(model::HasErrors(issues));
+  EXPECT_THAT(model::ErrorSummary(issues),
+              ::testing::HasSubstr("interfaces[0].qos.buffers.priority_to_buffer[3]: priority 3 is mapped to buffer "
+                                   "2, whose size_bytes is 0, but PFC is enabled on it"));
+  issues = issues_of("      pfc: {priorities: [4]}\n");
+  EXPECT_FALSE(model::HasErrors(issues));
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].severity(), roced::v1::SEVERITY_WARNING);
+}
+
 TEST(Plan, UnknownInterfaceIsAnErrorNamingTheField) {
   auto config = Config("interfaces:\n  - match: {netdev: eth0}\n  - match: {rdma_device: mlx5_9}\n");
   auto t = ResolveTargets(config, {}, [](const std::string& nd) { return nd == "eth0"; });

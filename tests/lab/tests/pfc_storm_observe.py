@@ -13,11 +13,17 @@ response times (a gauge value was rendered somewhere in between, so a flip
 lies after the request of the last scrape with the old value and before the
 response of the first with the new one).
 
-Sequence: baseline (gauge must read 0), write the storm spec to
-dcbtest/storm, poll until the gauge reads 1, keep polling for --hold seconds,
-write `off`, poll until the gauge reads 0 and --after seconds more. Prints
-one JSON object with the figures; pfc_storm_watchdog.sh judges them.
-Exit 2 on a timeout (the JSON says where).
+Sequence: baseline (gauge must read 0); with --drain S, first congestion:
+write "PRIO SPEC drain" to dcbtest/storm (pause frames at the storm's rate,
+yet tx_prio<P>_packets keeps rising: the queue drains) and keep polling for
+S seconds, noting every gauge value; then write the storm spec ("PRIO SPEC
+stuck" after a drain, the same pause rate with tx_prio<P>_packets flat; the
+NIC keeps its tick rhythm, so the pausing goes on without a gap), poll until
+the gauge reads 1, keep polling for --hold seconds, write `off`, poll until
+the gauge reads 0 and --after seconds more. Times are relative to the write
+that made it a storm (t_start). Prints one JSON object with the figures;
+pfc_storm_watchdog.sh judges them. Exit 2 on a timeout (the JSON says
+where).
 """
 import argparse
 import array
@@ -72,6 +78,8 @@ def main():
     ap.add_argument("--prio", type=int, default=3)
     ap.add_argument("--metrics", required=True)
     ap.add_argument("--storm", default="1000 rx", help="RATE [rx|tx|both] after the priority")
+    ap.add_argument("--drain", type=float, default=0.0,
+                    help="seconds of draining congestion at the same rate before the storm")
     ap.add_argument("--hold", type=float, default=1.0)
     ap.add_argument("--after", type=float, default=0.5)
     ap.add_argument("--interval", type=float, default=0.01)
@@ -81,7 +89,8 @@ def main():
     ctl = f"/sys/class/net/{a.netdev}/dcbtest/storm"
     et = Ethtool(a.netdev)
     keys = [f"rx_prio{a.prio}_pause", f"tx_prio{a.prio}_pause"]
-    for k in keys:
+    tx_key = f"tx_prio{a.prio}_packets"
+    for k in keys + [tx_key]:
         if k not in et.names:
             sys.exit(f"{k} is not among {a.netdev}'s ethtool statistics")
     lbl = r'\{netdev="%s",priority="%d"\} (\S+)$' % (re.escape(a.netdev), a.prio)
@@ -89,11 +98,13 @@ def main():
     re_events = re.compile(r"^roced_pfc_storm_events_total" + lbl, re.M)
 
     counters = []  # (t, rx+tx pauses)
+    sent = []      # (t, tx_prio<P>_packets), read with the first counters of a sample
     scrapes = []   # (t_req, t_resp, gauge, events)
 
     def sample():
         s = et.read()
         counters.append((time.time(), sum(s[k] for k in keys)))
+        sent.append((counters[-1][0], s[tx_key]))
         t_req = time.time()
         text = urllib.request.urlopen(a.metrics, timeout=5).read().decode()
         t_resp = time.time()
@@ -138,13 +149,30 @@ def main():
     if scrapes[-1][2] != 0:
         done(2, f"gauge reads {scrapes[-1][2]} before the storm")
     out["events_before"] = scrapes[-1][3]
+
+    # --- congestion that drains: pauses at the same rate, the queue sends
+    spec = f"{a.prio} {a.storm}"
+    if a.drain > 0:
+        n_drain, p0, tx0 = len(scrapes), counters[-1][1], sent[-1][1]
+        t_drain = time.time()
+        with open(ctl, "w") as f:
+            f.write(f"{spec} drain\n")
+        out["t_drain"] = t_drain
+        while time.time() < t_drain + a.drain:
+            sample()
+        out["drain_seconds"] = time.time() - t_drain
+        out["drain_gauges"] = sorted(set(s[2] for s in scrapes[n_drain:]))
+        out["drain_events"] = scrapes[-1][3]
+        out["drain_pauses"] = counters[-1][1] - p0
+        out["drain_tx_packets"] = sent[-1][1] - tx0
+        spec += " stuck"
     c0 = counters[-1][1]
 
     # --- storm on
     n0 = len(scrapes)
     t_start = time.time()
     with open(ctl, "w") as f:
-        f.write(f"{a.prio} {a.storm}\n")
+        f.write(f"{spec}\n")
     out["t_start"] = t_start
     poll_until(1, a.timeout)
     i1 = len(scrapes) - 1
@@ -158,6 +186,10 @@ def main():
     held = [s[2] for s in scrapes[i1:]]
     out["gauge_during_hold"] = sorted(set(held))
     out["events_during"] = scrapes[-1][3]
+    # Packets sent while stuck, from 0.2 s after the write (a NIC tick that
+    # read "drain" before it may still land) to the stop.
+    stuck = [v for t, v in sent if t >= t_start + 0.2]
+    out["stuck_tx_packets"] = stuck[-1] - stuck[0] if stuck else None
 
     # --- storm off
     t_stop = time.time()

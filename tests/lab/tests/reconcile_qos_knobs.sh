@@ -23,7 +23,7 @@ want=$("$PY" - "$before" <<'PY'
 import json, sys
 j = json.loads(sys.argv[1])
 j["buffer"]["prio_buffer"] = [0, 0, 0, 1, 0, 0, 0, 0]
-j["buffer"]["buffer_size"] = [196608, 327680, 0, 0, 0, 0, 0, 0]
+j["buffer"]["buffer_size"] = [196608, 262144, 0, 0, 0, 0, 0, 0]
 j["tout"] = "500"
 j.update(cnp_dscp=46, cnp_802p_prio=5, min_time_between_cnps=8, rpg_time_reset=600, rpg_ai_rate=10,
          rate_reduce_monitor_period=8)

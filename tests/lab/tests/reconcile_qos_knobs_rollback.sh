@@ -38,9 +38,9 @@ refused refuse_tunable qos.pfc_prevention "qos.pfc qos.buffers"
 refused refuse_buffer qos.buffers "qos.pfc"
 grep -q "set port buffer refused by the driver" <<<"$LAST_OUT" || fail "refuse_buffer: no driver refusal in:
 $LAST_OUT"
-OVER=$(sed 's/size_bytes: \[196608, 327680,/size_bytes: [400000, 327680,/' "$KNOBS" | cfg over)
+OVER=$(sed 's/size_bytes: \[196608, 262144,/size_bytes: [400000, 262144,/' "$KNOBS" | cfg over)
 refused "" qos.buffers "qos.pfc" "$OVER"
-grep -q "qos.buffers.size_bytes sum to 727680 bytes; the port's buffer holds 524288" <<<"$LAST_OUT" ||
+grep -q "qos.buffers.size_bytes sum to 662144 bytes; the port's buffer holds 524288" <<<"$LAST_OUT" ||
   fail "oversize: the error does not give both figures:
 $LAST_OUT"
 expect_eq "accepted generation" "$gen" "$(rec_generation)"
