@@ -533,9 +533,9 @@ bool BufferSatisfies(const PortBuffer& observed, const PortBuffer& wanted) {
 // mlx5's MINIMUM_MAX_MTU 9216 (ConnectX netdevs report 9978).
 struct LosslessMinimum {
   uint32_t cable_m = 0;
-  uint32_t mtu = 0;       // the netdev's
+  uint32_t mtu = 0;  // the netdev's
   uint32_t xoff = 0;
-  uint32_t max_mtu = 0;   // the term mlx5 adds for the largest frame
+  uint32_t max_mtu = 0;  // the term mlx5 adds for the largest frame
   uint64_t bytes() const { return uint64_t{xoff} + max_mtu + kBufferCell; }
 };
 

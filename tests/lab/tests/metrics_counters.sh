@@ -8,6 +8,10 @@
 #    roced_pfc_pause_frames_{received,sent}_total{netdev="eth0",priority};
 #  - DCB netlink's PFC enable bits and request/indication counts agree with
 #    `dcb -j pfc show` (whose counts come from the same driver callback);
+#  - the per-traffic-class statistics (rx_prio<N>_buf_discard, which mlx5
+#    counts per TC) carry a tc label, and roced_dcb_priority_traffic_class
+#    gives the test NIC's priority-to-TC map at load (0->1, 1->0, as mlx5);
+#  - roced_dcb_dcbx_host_mode is 1 (the test NIC in host mode);
 #  - the real scrape passes `promtool check metrics`.
 source "$(dirname "$0")/lib.sh"
 require_lab
@@ -24,7 +28,7 @@ print(urllib.request.urlopen(f"http://{sys.argv[1]}:9471/metrics", timeout=20).r
 hw_read() { lsh node1 "cd $HW && for f in *; do read -r v < \$f; echo \"\$f \$v\"; done"; }
 
 # Known, non-zero pause counts on priorities 2 (rx) and 5 (tx), and PFC on 3.
-lsh node1 "echo 1 > $C/reset; echo 'rx_prio2_pause 1234' > $C/set_counter; echo 'tx_prio5_pause 77' > $C/set_counter" ||
+lsh node1 "echo 1 > $C/reset; echo 'rx_prio2_pause 1234' > $C/set_counter; echo 'tx_prio5_pause 77' > $C/set_counter; echo 'rx_prio1_buf_discard 55' > $C/set_counter" ||
   fail "could not set the test NIC's counters"
 lx node1 dcb pfc set dev eth0 prio-pfc 3:on >/dev/null || fail "dcb pfc set failed"
 trap 'lsh node1 "echo 1 > $C/reset" >/dev/null 2>&1 || true' EXIT
@@ -99,6 +103,15 @@ for p in range(8):
             errors.append(f"{metric}{{priority={p}}} = {got}, dcb -s says {d[key][p]}")
 if find("roced_dcb_pfc_indications_total", netdev="eth0", priority="2") != [1234]:
     errors.append("DCB indications of priority 2 do not carry the test NIC's 1234 received pause frames")
+if find("roced_netdev_tc_buffer_discards_total", netdev="eth0", tc="1") != [55]:
+    errors.append("rx_prio1_buf_discard=55 is not exported as roced_netdev_tc_buffer_discards_total{tc=1}")
+if find("roced_netdev_tc_buffer_discards_total", netdev="eth0", priority="1"):
+    errors.append("a per-TC statistic carries a priority label")
+for p, tc in ((0, 1), (1, 0), (3, 3)):
+    if find("roced_dcb_priority_traffic_class", netdev="eth0", priority=str(p), tc=str(tc)) != [1.0]:
+        errors.append(f"roced_dcb_priority_traffic_class lacks priority {p} -> tc {tc} (mlx5's load map)")
+if find("roced_dcb_dcbx_host_mode", netdev="eth0") != [1.0]:
+    errors.append("roced_dcb_dcbx_host_mode{netdev=eth0} is not 1 in host mode")
 for e in errors:
     print("  " + e)
 sys.exit(1 if errors else 0)
