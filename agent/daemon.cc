@@ -17,6 +17,7 @@ DaemonOptions Complete(DaemonOptions o, const NodeBackends& node, const std::sha
   o.counters.paths = o.paths;
   if (o.counters.netdev_stats == nullptr) o.counters.netdev_stats = node.netdev_stats();
   if (o.counters.dcb == nullptr) o.counters.dcb = node.dcb();
+  if (o.counters.link_flaps == nullptr) o.counters.link_flaps = node.link_flaps();
   if (o.probes.factory == nullptr) o.probes.factory = node.endpoints();
   o.probes.registry = registry.get();
   o.probes.sysfs_root = o.paths.sysfs;

@@ -69,7 +69,8 @@ void AuditLog::Append(const AuditRecord& record) {
       LOG_WARNING << "audit log: cannot rotate " << path_;
     }
   }
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a symlink planted at the path is refused, not written through.
+  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   ssize_t written = fd < 0 ? -1 : ::write(fd, line.data(), line.size());
   const int err = errno;
   if (fd >= 0) ::close(fd);
@@ -79,7 +80,9 @@ void AuditLog::Append(const AuditRecord& record) {
   }
   ++failures_;
   if (!failing_) {
-    LOG_ERROR << "audit log: cannot write " << path_ << ": " << std::strerror(err);
+    LOG_ERROR << "audit log: cannot write " << path_ << ": "
+              << (err == ELOOP ? "it is a symlink; a regular file is required (symlinks are refused)"
+                               : std::strerror(err));
   }
   failing_ = true;
 }

@@ -9,7 +9,9 @@ namespace roced::agent {
 NodeBackends::NodeBackends(const hal::Paths& paths, bool use_verbs)
     : live_(paths.IsLiveSysfs()),
       verbs_(use_verbs && live_),
-      node_io_(std::make_unique<reconcile::LinuxNodeIo>(paths)) {
+      link_flaps_(std::make_unique<metrics::LinkFlapHistory>()),
+      node_io_(std::make_unique<reconcile::LinuxNodeIo>(
+          paths, [flaps = link_flaps_.get()](const std::string& netdev) { flaps->NoteOwnToggle(netdev, absl::Now()); })) {
   if (!live_) return;
   ethtool_ = std::make_unique<hal::EthtoolStats>();
   dcb_ = std::make_unique<hal::DcbNetlink>();

@@ -26,6 +26,7 @@
 #include "hal/dcb_netlink.h"
 #include "hal/ethtool_stats.h"
 #include "hal/paths.h"
+#include "metrics/link_flaps.h"
 #include "probe/endpoint.h"
 #include "reconcile/apply.h"
 
@@ -57,10 +58,14 @@ class NodeBackends {
   hal::NetdevStatsReader* netdev_stats() const { return ethtool_.get(); }
   const hal::DcbNetlink* dcb() const { return dcb_.get(); }
   probe::EndpointFactory* endpoints() const { return endpoints_.get(); }
+  // The carrier-change history the counters keep and the reconciler's own
+  // link toggles (pfc_en writes) are noted in. Thread-safe.
+  metrics::LinkFlapHistory* link_flaps() const { return link_flaps_.get(); }
 
  private:
   const bool live_;
   const bool verbs_;
+  std::unique_ptr<metrics::LinkFlapHistory> link_flaps_;
   std::unique_ptr<reconcile::NodeIo> node_io_;
   std::unique_ptr<hal::EthtoolStats> ethtool_;
   std::unique_ptr<hal::DcbNetlink> dcb_;

@@ -56,6 +56,16 @@ std::vector<std::string> BeyondNewest(std::vector<std::string> names, size_t kee
   return names;
 }
 
+// A state file, bounded (util::kMaxStateFileBytes) and a regular file only;
+// a failure other than "absent" is added to `problems`.
+absl::StatusOr<std::string> ReadStateFile(const std::string& path, std::vector<std::string>* problems) {
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path, util::kMaxStateFileBytes, "state file");
+  if (!text.ok() && !absl::IsNotFound(text.status())) {
+    problems->push_back(absl::StrCat(text.status().message(), "; ignored, rewritten on the next accepted config"));
+  }
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<roced::v1::AcceptedConfig> ParseAcceptedJson(const std::string& text) {
@@ -109,7 +119,7 @@ absl::Status StateDir::CheckStorable(const roced::v1::AcceptedConfig& accepted) 
 PersistedState StateDir::LoadPersisted() const {
   PersistedState out;
   if (dir_.empty()) return out;
-  if (absl::StatusOr<std::string> text = util::ReadFile(GenerationPath()); text.ok()) {
+  if (absl::StatusOr<std::string> text = ReadStateFile(GenerationPath(), &out.problems); text.ok()) {
     if (absl::StatusOr<uint64_t> g = ParseGenerationText(*text); g.ok()) {
       out.generation_floor = *g;
     } else {
@@ -117,7 +127,7 @@ PersistedState StateDir::LoadPersisted() const {
                                           "); rewritten on the next accepted config"));
     }
   }
-  if (absl::StatusOr<std::string> text = util::ReadFile(AcceptedPath()); text.ok()) {
+  if (absl::StatusOr<std::string> text = ReadStateFile(AcceptedPath(), &out.problems); text.ok()) {
     absl::StatusOr<roced::v1::AcceptedConfig> accepted = ParseAcceptedJson(*text);
     if (accepted.ok()) {
       out.generation_floor = std::max(out.generation_floor, accepted->generation());
@@ -190,8 +200,13 @@ absl::Status StateDir::WriteJournal(uint64_t for_generation, const std::string& 
 
 std::optional<roced::v1::ApplyJournal> StateDir::LoadJournal() const {
   if (dir_.empty()) return std::nullopt;
-  absl::StatusOr<std::string> text = util::ReadFile(JournalPath());
-  if (!text.ok()) return std::nullopt;
+  absl::StatusOr<std::string> text = util::ReadRegularFile(JournalPath(), util::kMaxStateFileBytes, "state file");
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return std::nullopt;
+    LOG_ERROR << text.status().message() << "; removing it";
+    RemoveJournal();
+    return std::nullopt;
+  }
   absl::StatusOr<roced::v1::ApplyJournal> journal = ParseJournalJson(*text);
   if (!journal.ok()) {
     LOG_ERROR << JournalPath() << " is unreadable (" << journal.status().message() << "); removing it";

@@ -41,7 +41,10 @@ std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& 
 }  // namespace
 
 CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options)
-    : agent_(agent), paths_(options.paths), refresh_interval_(options.refresh_interval) {
+    : agent_(agent),
+      paths_(options.paths),
+      refresh_interval_(options.refresh_interval),
+      flaps_(options.link_flaps != nullptr ? *options.link_flaps : own_flaps_) {
   RaiseOpenFileLimit();
   files_ = std::make_unique<hal::CounterFiles>(options.paths, hal::CounterFiles::Options());
   netdev_stats_ = options.netdev_stats;

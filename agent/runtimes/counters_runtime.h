@@ -59,6 +59,9 @@ struct CountersRuntimeOptions {
   // setting the NIC's firmware changed, a carrier that flapped back between
   // two discovery passes (on a fixture tree, every carrier change).
   absl::Duration refresh_interval = absl::Seconds(10);
+  // The carrier-change history to keep (shared with the reconciler, which
+  // notes roced's own link toggles in it). Null: one of its own. Not owned.
+  metrics::LinkFlapHistory* link_flaps = nullptr;
 };
 
 class CountersRuntime {
@@ -130,7 +133,8 @@ class CountersRuntime {
   uint64_t state_listener_ = 0;  // Agent::AddStateListener's id while started
   // Thread-safe themselves; written by the refresh thread.
   metrics::CongestionSamples congestion_;
-  metrics::LinkFlapHistory flaps_;
+  metrics::LinkFlapHistory own_flaps_;
+  metrics::LinkFlapHistory& flaps_;
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).

@@ -245,7 +245,8 @@ absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ReadInventory() {
   }
   const absl::Time mtime = absl::TimeFromTimespec(st.st_mtim);
   if (mtime == inventory_mtime_) return members_;
-  absl::StatusOr<std::string> text = util::ReadFile(options_.inventory_path);
+  absl::StatusOr<std::string> text =
+      util::ReadRegularFile(options_.inventory_path, mesh::kMaxInventoryBytes, "inventory");
   if (!text.ok()) return text.status();
   absl::StatusOr<std::vector<mesh::Member>> members = mesh::ParseInventory(*text);
   if (!members.ok()) {

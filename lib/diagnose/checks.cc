@@ -557,8 +557,11 @@ void LinkFlaps(const Ctx& c) {
                           absl::FormatDuration(f.window),
                           absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", *f.last_change, absl::UTCTimeZone()),
                           absl::FormatDuration(absl::Trunc(f.as_of - *f.last_change, absl::Seconds(1)))),
-          absl::StrCat("the kernel counts ", f.carrier_changes, " carrier changes since the netdev was created; "
-                       "each down/up breaks the RoCE connections over it (QPs retry, then fail with "
+          absl::StrCat("the kernel counts ", f.carrier_changes, " carrier changes since the netdev was created",
+                       f.own_changes > 0 ? absl::StrCat(" (", f.own_changes, " more in the window were roced's own PFC "
+                                                        "writes, which mlx5 answers with a link toggle: not counted)")
+                                         : "",
+                       "; each down/up breaks the RoCE connections over it (QPs retry, then fail with "
                        "retry-exceeded) and stalls the traffic while the link retrains"),
           absl::StrCat("check the cable or optic (`ethtool -m ", f.netdev, "` for the DOM levels, `ethtool ", f.netdev,
                        "`) and the switch port's error counters and log; reseat or replace the cable/optic"));

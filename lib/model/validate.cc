@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 
-#include <filesystem>
 #include <set>
 #include <string>
 
@@ -696,14 +695,10 @@ void ApplyDefaults(roced::v1::NodeConfig* config) {
 absl::StatusOr<roced::v1::NodeConfig> LoadConfigFile(const std::string& path,
                                                      std::vector<ValidationIssue>* warnings,
                                                      std::string* text_out) {
-  // Refused before it is read; DecodeYamlConfig checks the text it is given
-  // too (a file that grows in between).
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > config_limits::kMaxConfigBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(util::EscapeForLog(path), ": ", ConfigTooLarge(size)));
-  }
-  auto text = util::ReadFile(path);
+  // A regular file only (symlinks followed, the target checked), refused
+  // over the size cap before it is read; DecodeYamlConfig checks the text it
+  // is given too.
+  auto text = util::ReadRegularFile(path, config_limits::kMaxConfigBytes, "config file");
   if (!text.ok()) return text.status();
   std::vector<ValidationIssue> issues;
   auto decoded = DecodeYamlConfig(*text, &issues);

@@ -40,7 +40,7 @@ ProbeBaselineStore::ProbeBaselineStore(std::string path, size_t max_baselines)
 
 void ProbeBaselineStore::Load() {
   if (path_.empty()) return;
-  absl::StatusOr<std::string> text = util::ReadFile(path_);
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path_, util::kMaxStateFileBytes, "probe baselines");
   if (!text.ok()) {
     if (!absl::IsNotFound(text.status())) {
       LOG_WARNING << "probe baselines not read: " << text.status().message();

@@ -110,6 +110,7 @@ absl::Status LinuxNodeIo::SetPfc(const Target& t, const Pfc& want) {
   auto current = dcb_.Get(t.netdev);
   if (!current.ok()) return current.status();
   hal::DcbPfc p = current->pfc.value_or(hal::DcbPfc{});
+  if (on_link_toggle_ && p.pfc_en != want.enabled) on_link_toggle_(t.netdev);
   p.pfc_en = want.enabled;
   p.delay = want.delay;
   return dcb_.SetPfc(t.netdev, p);

@@ -9,6 +9,9 @@
 // among them). Used from one thread at a time, as NodeIo says.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "hal/congestion_files.h"
 #include "hal/dcb_netlink.h"
 #include "hal/ecn_files.h"
@@ -22,8 +25,16 @@ namespace roced::reconcile {
 
 class LinuxNodeIo : public NodeIo {
  public:
-  explicit LinuxNodeIo(hal::Paths paths)
-      : ecn_(paths), congestion_(paths), rdma_cm_(paths), hugepages_(std::move(paths)) {}
+  // `on_link_toggle` (may be empty) is called with the netdev before a write
+  // that mlx5 answers with a link toggle (a pfc_en change:
+  // mlx5e_dcbnl_ieee_setpfc), so the carrier changes it causes are not
+  // taken for flaps. Called on the applying thread; must be thread-safe.
+  explicit LinuxNodeIo(hal::Paths paths, std::function<void(const std::string& netdev)> on_link_toggle = {})
+      : ecn_(paths),
+        congestion_(paths),
+        rdma_cm_(paths),
+        hugepages_(std::move(paths)),
+        on_link_toggle_(std::move(on_link_toggle)) {}
 
   InterfaceObserved ObserveInterface(const Target& target) override;
   std::optional<uint64_t> ObserveHugepages(const HugepagePool& pool) override;
@@ -50,6 +61,7 @@ class LinuxNodeIo : public NodeIo {
   hal::EthtoolTunable tunable_;
   hal::RdmaCm rdma_cm_;
   hal::HugepagePools hugepages_;
+  std::function<void(const std::string&)> on_link_toggle_;
 };
 
 }  // namespace roced::reconcile

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "util/escape.h"
 
 namespace roced::util {
 
@@ -59,6 +61,69 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+namespace {
+
+std::string FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISLNK(mode)) return "symlink";
+  return "file of unknown type";
+}
+
+absl::Status TooLarge(const std::string& what, const std::string& path, uint64_t size, size_t max_bytes) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " ", path, " is ", size, " bytes; at most ", max_bytes, " are read"));
+}
+
+// Reads at most max_bytes+1 bytes from fd into *out.
+absl::Status ReadBounded(int fd, const std::string& path, size_t max_bytes, std::string* out) {
+  char buf[4096];
+  while (out->size() <= max_bytes) {
+    const size_t want = std::min(sizeof(buf), max_bytes + 1 - out->size());
+    ssize_t n = ::read(fd, buf, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoToStatus(errno, absl::StrCat("read ", path));
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadRegularFd(int fd, const std::string& path, size_t max_bytes,
+                                          const std::string& what) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoToStatus(errno, absl::StrCat("stat ", path));
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", path, " is a ", FileTypeName(st.st_mode), "; a regular file is required"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return TooLarge(what, path, static_cast<uint64_t>(st.st_size), max_bytes);
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  absl::Status read = ReadBounded(fd, path, max_bytes, &out);
+  if (!read.ok()) return read;
+  if (out.size() > max_bytes) return TooLarge(what, path, out.size(), max_bytes);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_bytes, const std::string& what) {
+  const std::string shown = EscapeForLog(path);  // a path may hold control characters
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return ErrnoToStatus(errno, absl::StrCat(what, " ", shown));
+  absl::StatusOr<std::string> out = ReadRegularFd(fd, shown, max_bytes, what);
+  ::close(fd);
+  return out;
+}
+
 absl::StatusOr<std::string> ReadFileTrimmed(const std::string& path) {
   auto content = ReadFile(path);
   if (!content.ok()) return content.status();
@@ -80,7 +145,10 @@ absl::Status WriteAttribute(const std::string& path, const std::string& content)
 
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
   std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  // A stale temp of an earlier process with this pid (or a planted symlink)
+  // goes first; O_EXCL|O_NOFOLLOW then creates a fresh file or fails.
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return ErrnoToStatus(errno, absl::StrCat("remove ", tmp));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("create ", tmp));
   size_t done = 0;
   while (done < content.size()) {

@@ -3,6 +3,7 @@
 // exist, so callers can tell "absent" from "unreadable".
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,15 +16,33 @@ namespace roced::util {
 // stripped.
 absl::StatusOr<std::string> ReadFileTrimmed(const std::string& path);
 
-// Reads a whole file as is (config files).
+// Reads a whole file as is (kernel pseudo-files; no size bound).
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Reads a whole file that an operator or the agent itself wrote (configs,
+// state files, `-f FILE` inputs), bounded and checked: opened with
+// O_RDONLY|O_CLOEXEC|O_NONBLOCK (a FIFO does not block), symlinks followed
+// but the target checked (fstat after open). Anything that is not a regular
+// file is refused with INVALID_ARGUMENT ("<what> <path> is a <type>; a
+// regular file is required"); a size above `max_bytes` is refused before a
+// byte is read ("<what> <path> is N bytes; at most M are read"), and at most
+// max_bytes+1 bytes are ever read (a file that grows meanwhile is refused
+// the same way). Open and read errors map through ErrnoToStatus (a missing
+// file is NOT_FOUND).
+// The most ReadRegularFile reads of a file the agent writes and reads back
+// itself (state directory files, probe baselines): the largest, accepted.json,
+// holds one config (at most 1 MiB of YAML) as JSON, far below this.
+inline constexpr size_t kMaxStateFileBytes = 16u << 20;
+
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_bytes, const std::string& what);
 
 // Writes `content` to an existing kernel attribute file (no create/truncate
 // semantics beyond what the kernel gives a single write()).
 absl::Status WriteAttribute(const std::string& path, const std::string& content);
 
-// Writes `content` to `path` atomically: temp file in the same directory,
-// fsync, rename.
+// Writes `content` to `path` atomically: temp file in the same directory
+// (`<path>.tmp.<pid>`, created with O_CREAT|O_EXCL|O_NOFOLLOW after a stale
+// one is removed), fsync, rename.
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
 
 // Names in a directory, sorted, without "." and "..".

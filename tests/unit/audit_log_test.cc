@@ -59,6 +59,17 @@ TEST(AuditLog, RotatesAtTheBoundKeepingOneOldFile) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(AuditLog, ASymlinkAtThePathIsRefusedNotWrittenThrough) {
+  const std::string dir = test_util::MakeTempDir("roced-audit");
+  const std::string target = dir + "/elsewhere";
+  std::filesystem::create_symlink(target, dir + "/audit.log");
+  AuditLog log(dir + "/audit.log");
+  log.Append(Record("a"));
+  EXPECT_EQ(log.failures(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(target));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(AuditLog, AnUnwritablePathIsCountedNotThrown) {
   AuditLog log("/nonexistent-dir/audit.log");
   log.Append(Record("a"));

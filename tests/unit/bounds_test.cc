@@ -3,9 +3,12 @@
 // at, each error names the field and the allowed range, the number of
 // issues is capped, open enums and non-normalized durations are refused,
 // the YAML decoder refuses large files, anchors, aliases and node floods;
-// and util::EscapeForLog.
+// util::EscapeForLog; and util::ReadRegularFile (regular files only, the size
+// refused before reading).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hal/hugepage_pools.h"
 
@@ -19,6 +22,7 @@
 #include "model/probe_limits.h"
 #include "model/validate.h"
 #include "util/escape.h"
+#include "util/fs.h"
 
 #include "test_util.h"
 
@@ -208,7 +212,8 @@ TEST(YamlBounds, FileOverOneMebibyteIsRefusedBeforeItIsRead) {
   auto c = LoadConfigFile(path, nullptr);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(c.status().message(), HasSubstr("config is 2097152 bytes; the limit is 1048576 (1 MiB)"));
+  EXPECT_THAT(c.status().message(),
+              HasSubstr(absl::StrCat("config file ", path, " is 2097152 bytes; at most 1048576 are read")));
   std::filesystem::remove_all(dir);
 }
 
@@ -295,6 +300,84 @@ TEST(HugepageMemory, MemTotalIsReadFromMeminfo) {
   EXPECT_EQ(hal::ParseMemTotalBytes("MemFree: 1 kB\n"), std::nullopt);
   EXPECT_EQ(hal::ParseMemTotalBytes("MemTotal: lots\n"), std::nullopt);
   EXPECT_EQ(hal::ParseMemTotalBytes("MemTotal: 99999999999999999999 kB\n"), std::nullopt);
+}
+
+// util::ReadRegularFile: what it refuses, and that it refuses before reading.
+class ReadRegularFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = roced::test_util::MakeTempDir("roced-readreg"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    FILE* f = fopen(path.c_str(), "w");
+    EXPECT_NE(f, nullptr);
+    fputs(text.c_str(), f);
+    fclose(f);
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(ReadRegularFileTest, ReadsARegularFileWhole) {
+  const std::string path = Write("a.yaml", "hello\n");
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path, 6, "config file");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "hello\n");
+}
+
+TEST_F(ReadRegularFileTest, ASizeOverTheLimitIsRefusedBeforeReading) {
+  // Sparse: 64 MiB + 1 on disk costs nothing, and reading it whole would show
+  // in the time and memory this test takes.
+  const std::string path = Write("big", "");
+  ASSERT_EQ(::truncate(path.c_str(), (64 << 20) + 1), 0);
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path, 64 << 20, "state file");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(text.status().message(),
+            absl::StrCat("state file ", path, " is 67108865 bytes; at most 67108864 are read"));
+  EXPECT_TRUE(util::ReadRegularFile(path, (64 << 20) + 1, "state file").ok());
+}
+
+TEST_F(ReadRegularFileTest, DevZeroIsRefusedAsNotARegularFile) {
+  absl::StatusOr<std::string> text = util::ReadRegularFile("/dev/zero", 1 << 20, "config file");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(text.status().message(),
+            "config file /dev/zero is a character device; a regular file is required");
+}
+
+TEST_F(ReadRegularFileTest, AFifoIsRefusedAtOnceWithoutBlocking) {
+  // Without O_NONBLOCK the open would wait for a writer: this test would hang.
+  const std::string path = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path, 1 << 20, "config file");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr(path + " is a FIFO; a regular file is required"));
+}
+
+TEST_F(ReadRegularFileTest, ADirectoryIsRefused) {
+  absl::StatusOr<std::string> text = util::ReadRegularFile(dir_, 1 << 20, "config file");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr(dir_ + " is a directory; a regular file is required"));
+}
+
+TEST_F(ReadRegularFileTest, SymlinksAreFollowedAndTheTargetChecked) {
+  const std::string target = Write("real.yaml", "x: 1\n");
+  const std::string good = dir_ + "/good.yaml";
+  const std::string bad = dir_ + "/bad.yaml";
+  ASSERT_EQ(::symlink(target.c_str(), good.c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/zero", bad.c_str()), 0);
+  absl::StatusOr<std::string> text = util::ReadRegularFile(good, 1 << 20, "config file");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "x: 1\n");
+  text = util::ReadRegularFile(bad, 1 << 20, "config file");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr(bad + " is a character device; a regular file is required"));
+}
+
+TEST_F(ReadRegularFileTest, AMissingFileIsNotFound) {
+  absl::StatusOr<std::string> text = util::ReadRegularFile(dir_ + "/none", 1 << 20, "config file");
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

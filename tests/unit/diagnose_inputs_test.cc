@@ -127,6 +127,41 @@ TEST(LinkFlapHistory, IsBoundedAndForgetsNetdevsThatAreGone) {
   EXPECT_EQ(f[0].netdev, "eth1");
 }
 
+// mlx5 toggles the link on every pfc_en change: roced's own PFC write is two
+// carrier changes that are not a flap of the cable.
+TEST(LinkFlapHistory, RocedsOwnLinkTogglesAreKeptApartFromFlaps) {
+  metrics::LinkFlapHistory h(absl::Hours(6), 64);
+  h.NoteOwnToggle("eth1", kT0 - absl::Seconds(1));  // no reading of eth1 yet: nothing to report
+  EXPECT_TRUE(h.Flaps(kT0).empty());
+  h.Retain({"eth0"});
+  h.Observe("eth0", 10, kT0);
+  h.NoteOwnToggle("eth0", kT0 + absl::Seconds(10));
+  h.Observe("eth0", 12, kT0 + absl::Seconds(12));  // the toggle's down and up
+  auto f = h.Flaps(kT0 + absl::Seconds(12));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].changes, 0u);
+  EXPECT_EQ(f[0].own_changes, 2u);
+  EXPECT_FALSE(f[0].last_change.has_value());
+  // A toggle explains two changes at most: a third in the same reading is a flap.
+  h.NoteOwnToggle("eth0", kT0 + absl::Seconds(20));
+  h.Observe("eth0", 15, kT0 + absl::Seconds(21));
+  f = h.Flaps(kT0 + absl::Seconds(21));
+  EXPECT_EQ(f[0].changes, 1u);
+  EXPECT_EQ(f[0].own_changes, 4u);
+  // Past the grace a noted toggle explains nothing (it did not happen).
+  h.NoteOwnToggle("eth0", kT0 + absl::Seconds(30));
+  h.Observe("eth0", 17, kT0 + absl::Seconds(30) + metrics::LinkFlapHistory::kOwnToggleGrace + absl::Seconds(1));
+  f = h.Flaps(kT0 + absl::Minutes(1));
+  EXPECT_EQ(f[0].changes, 3u);
+  EXPECT_EQ(f[0].own_changes, 4u);
+  // A toggle noted after the change it would explain explains nothing.
+  h.Observe("eth0", 19, kT0 + absl::Minutes(2));
+  h.NoteOwnToggle("eth0", kT0 + absl::Minutes(2) + absl::Seconds(1));
+  h.Observe("eth0", 19, kT0 + absl::Minutes(2) + absl::Seconds(2));
+  f = h.Flaps(kT0 + absl::Minutes(3));
+  EXPECT_EQ(f[0].changes, 5u);
+}
+
 roced::v1::ProbeResult Latency(const std::string& peer, double p50) {
   roced::v1::ProbeResult r;
   r.set_peer(peer);

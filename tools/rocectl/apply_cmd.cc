@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "model/config_limits.h"
 #include "model/config_yaml.h"
 #include "model/confirm_policy.h"
 #include "model/validate.h"
@@ -94,12 +95,30 @@ std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run, cons
   return out;
 }
 
+namespace {
+
+// --confirm-policy FILE: a spec is a line; 64 KiB is far more than any.
+constexpr size_t kMaxConfirmPolicyBytes = 64u << 10;
+
+// Standard input, at most kMaxConfigBytes + 1 bytes of it (DecodeYamlConfig
+// refuses more).
+std::string ReadStdinBounded() {
+  std::string text(model::config_limits::kMaxConfigBytes + 1, '\0');
+  std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(std::cin.gcount()));
+  return text;
+}
+
+}  // namespace
+
 absl::StatusOr<roced::v1::NodeConfig> LoadNodeConfig(const std::string& file) {
   std::string text;
   if (file == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    text = ReadStdinBounded();
   } else {
-    auto t = util::ReadFile(file);
+    // A regular file of at most the size the agent accepts (over gRPC too),
+    // refused before it is read and before anything connects.
+    auto t = util::ReadRegularFile(file, model::config_limits::kMaxConfigBytes, "config file");
     if (!t.ok()) return t.status();
     text = *t;
   }
@@ -121,7 +140,7 @@ absl::StatusOr<roced::v1::ConfirmPolicy> LoadConfirmPolicy(const std::string& va
   std::string text = value;
   // A spec never names a file by accident: it has '=' and ',' in it.
   if (util::PathExists(value)) {
-    auto t = util::ReadFile(value);
+    auto t = util::ReadRegularFile(value, kMaxConfirmPolicyBytes, "confirm policy file");
     if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--confirm-policy: ", t.status().message()));
     text = *t;
   }

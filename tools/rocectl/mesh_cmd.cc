@@ -135,7 +135,8 @@ Gathered FromTargets(const CommandContext& ctx, const MeshFlags& flags) {
     g.exit = kExitUsage;
     return g;
   }
-  absl::StatusOr<std::string> text = util::ReadFile(flags.targets);
+  absl::StatusOr<std::string> text =
+      util::ReadRegularFile(flags.targets, mesh::kMaxInventoryBytes, "targets file");
   absl::StatusOr<std::vector<mesh::Member>> parsed =
       text.ok() ? mesh::ParseInventory(*text) : absl::StatusOr<std::vector<mesh::Member>>(text.status());
   if (!parsed.ok()) {

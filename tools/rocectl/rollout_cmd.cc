@@ -48,6 +48,10 @@
 namespace roced::ctl {
 namespace {
 
+// --targets FILE: at most kMaxRolloutTargets lines of HOST:PORT (a DNS name
+// and a port each), well under this.
+constexpr size_t kMaxTargetsFileBytes = 32u << 20;
+
 using roced::rollout::Classified;
 using roced::rollout::ClassifyOutcome;
 using roced::rollout::DecideApplying;
@@ -737,7 +741,7 @@ bool Targets(const RolloutFlags& flags, std::vector<RolloutTarget>* out) {
     return false;
   }
   if (!flags.targets.empty()) {
-    absl::StatusOr<std::string> text = util::ReadFile(flags.targets);
+    absl::StatusOr<std::string> text = util::ReadRegularFile(flags.targets, kMaxTargetsFileBytes, "targets file");
     absl::StatusOr<std::vector<RolloutTarget>> parsed =
         text.ok() ? ParseTargets(*text) : absl::StatusOr<std::vector<RolloutTarget>>(text.status());
     if (!parsed.ok()) {

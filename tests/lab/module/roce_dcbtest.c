@@ -12,8 +12,9 @@
  *      * only DSCP app entries are accepted (-EINVAL otherwise);
  *      * the first DSCP entry switches the port to DSCP trust, deleting the
  *        last one switches it back to PCP;
- *      * a pfc_en change toggles the port link (counted in link_flaps;
- *        with flap_ms > 0 the carrier really goes down for that long).
+ *      * a pfc_en change toggles the port link: counted in link_flaps, and
+ *        the carrier really goes down for flap_ms (100 ms by default).
+ *    The rows, with the mlx5 function each follows, are in docs/drivers.md.
  *  - mlx5-style ethtool statistics appended to the driver's own
  *    (rx_prio<N>_pause, tx_prio<N>_pause, rx_prio<N>_pause_duration, ...,
  *    rx_pause_ctrl_phy, tx_pause_ctrl_phy, rx_discards_phy, ...).
@@ -106,6 +107,26 @@ MODULE_PARM_DESC(ets_zero_non_ets, "getets as after the 2026 fix: strict/vendor 
 static bool buffer_support = true;
 module_param(buffer_support, bool, 0444);
 MODULE_PARM_DESC(buffer_support, "port buffers and the PFC delay, as MLX5_BUFFER_SUPPORTED (default 1)");
+
+/*
+ * MLNX_OFED's per-priority ECN enables and DCQCN files under
+ * /sys/class/net/<netdev>/ecn/. The inbox mlx5 driver has none (its DCQCN
+ * parameters are in debugfs, drivers/infiniband/hw/mlx5/cong.c, which the
+ * test NIC does not imitate): ofed_ecn=0 leaves the directory out.
+ */
+static bool ofed_ecn = true;
+module_param(ofed_ecn, bool, 0444);
+MODULE_PARM_DESC(ofed_ecn, "MLNX_OFED's ecn/ sysfs directory (default 1; 0: the inbox driver, none)");
+
+/*
+ * mlx5_toggle_port_link() (from mlx5e_dcbnl_ieee_setpfc on a pfc_en change)
+ * takes the port down and up: the carrier really drops. A ConnectX link
+ * takes seconds to train again; the lab keeps it short (its tests share one
+ * lab and time out in seconds), and the `flap_ms` control changes it.
+ */
+static unsigned int flap_ms = 100;
+module_param(flap_ms, uint, 0444);
+MODULE_PARM_DESC(flap_ms, "how long a pfc_en change drops the carrier, ms (default 100; 0: counted only)");
 
 static unsigned int fw_dcbx_ms = 300;
 module_param(fw_dcbx_ms, uint, 0444);
@@ -1589,7 +1610,6 @@ static int store_reset(void)
 	g->refuse_dcbx = g->refuse_buffer = 0;
 	g->refuse_cc = g->refuse_tunable = 0;
 	g->pfc_prevention_tout = 0;
-	g->flap_ms = 0;
 	for (s = 0; s < PS_NUM; s++)
 		for (p = 0; p < NPRIO; p++)
 			atomic64_set(&g->prio_stats[s][p], 0);
@@ -1640,8 +1660,12 @@ static int create_sysfs(struct net_device *dev)
 	int i, err;
 
 	g->ctl_kobj = kobject_create_and_add("dcbtest", parent);
+	if (!g->ctl_kobj)
+		return -ENOMEM;
+	if (!ofed_ecn)	/* the inbox driver: no ecn/ directory at all */
+		return sysfs_create_group(g->ctl_kobj, &ctl_group);
 	g->ecn_kobj = kobject_create_and_add("ecn", parent);
-	if (!g->ctl_kobj || !g->ecn_kobj)
+	if (!g->ecn_kobj)
 		return -ENOMEM;
 	g->np_kobj = kobject_create_and_add("roce_np", g->ecn_kobj);
 	g->rp_kobj = kobject_create_and_add("roce_rp", g->ecn_kobj);
@@ -1682,6 +1706,7 @@ static void init_state(void)
 		g->dcbx_cap |= DCB_CAP_DCBX_HOST;
 	g->peer_pfc = peer_pfc < 0 ? -1 : peer_pfc & 0xff;
 	g->ets_zero_non_ets = ets_zero_non_ets;
+	g->flap_ms = flap_ms;
 	/* 512 KiB, buffers 0 and 1 at 256 and 128 KiB, in 128-byte cells */
 	g->buf.total = 512 * 1024;
 	g->buf.cells[0] = 256 * 1024 / PORT_BUFF_CELL_SZ;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `rocectl diagnose --checks link_flaps` on a real carrier: node1's data link
+# `rocectl diagnose --checks link_flaps` on a real carrier: roced's own PFC
+# write (a link toggle on mlx5) is not a flap; then node1's data link
 # is cut and restored twice (QEMU set_link: the guest kernel sees carrier
 # down and up, four carrier changes). The agent reads carrier_changes when
 # its state changes (rxe's port goes down and up with the carrier), every
@@ -10,6 +11,19 @@ rec_on_cleanup "\"$LAB\" restore $REC_NODE"
 
 findings() { rctl -o json diagnose --checks link_flaps || fail "diagnose exited $?"; }
 expect_eq "link_flaps findings before any flap" 0 "$(json_get "$(findings)" "len(j.get('findings', []))")"
+
+# roced's own PFC write: mlx5 answers a pfc_en change with a link toggle
+# (the test NIC drops the carrier for flap_ms): two carrier changes that are
+# the agent's, not the cable's, and not reported.
+c0=$(lx "$REC_NODE" cat /sys/class/net/eth0/carrier_changes)
+rctl apply -f "$LOSSLESS" >/dev/null || fail "apply of lossless-prio3.yaml failed"
+for _ in $(seq 30); do
+  c1=$(lx "$REC_NODE" cat /sys/class/net/eth0/carrier_changes)
+  ((c1 - c0 >= 2)) && break
+  sleep 0.5
+done
+expect_eq "carrier changes from roced's own PFC write" 2 "$((c1 - c0))"
+expect_eq "link_flaps findings after roced's own PFC write" 0 "$(json_get "$(findings)" "len(j.get('findings', []))")"
 
 before=$(lx "$REC_NODE" cat /sys/class/net/eth0/carrier_changes)
 for i in 1 2; do
