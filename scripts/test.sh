@@ -187,10 +187,11 @@ if [ "$lab" = 1 ]; then
   : >"$lab_fail_reasons"
   stage_fg "lab" lab_stage lab
   # The routed lab (its own six guests) once the shared lab is down, and
-  # once the TSan tests are done: they run at normal priority, and beside
-  # the six guests on two cores they starved mesh_routed's probes (both its
-  # runs failed in a CI run where the lab ended before them). Usually they
-  # end first; at most 15 minutes are waited (a failed build never marks).
+  # once the TSan tests are done: they run at normal priority beside the
+  # six guests on two cores (both of mesh_routed's runs failed in a CI run
+  # where the lab ended before them; docs/ci.md: a suspected cause, not a
+  # proven one). Usually they end first; at most 15 minutes are waited (a
+  # failed build never marks).
   wait_tsan_tests() {
     local waited=0
     while [ "$quick" = 0 ] && [ ! -e "$STAGE_LOGS/tsan-tests.done" ] && [ "$waited" -lt 900 ]; do
