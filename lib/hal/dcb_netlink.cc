@@ -308,6 +308,10 @@ absl::Status DcbNetlink::SetBuffer(const std::string& ifname, const DcbBuffer& b
   return SetOne(ifname, DCB_ATTR_DCB_BUFFER, &k, sizeof(k), "set port buffer");
 }
 
+bool DcbxHostMode(uint8_t dcbx) {
+  return (dcbx & DCB_CAP_DCBX_HOST) != 0 && (dcbx & DCB_CAP_DCBX_LLD_MANAGED) == 0;
+}
+
 absl::Status DcbNetlink::SetDcbx(const std::string& ifname, uint8_t mode) const {
   MsgPtr msg = NewRequest(RTM_SETDCB, DCB_CMD_SDCBX, ifname);
   if (!msg || nla_put_u8(msg.get(), DCB_ATTR_DCBX, mode) < 0) return absl::InternalError("cannot build DCB_CMD_SDCBX");

@@ -75,6 +75,11 @@ struct DcbReading {
 
 inline constexpr uint8_t kAppSelectorDscp = 5;
 
+// Whether getdcbx's mode bits say the host runs DCBX: HOST set and not
+// LLD_MANAGED (without HOST the NIC's firmware runs it, mlx5's non-host
+// mode; LLD_MANAGED means an LLDP agent does).
+bool DcbxHostMode(uint8_t dcbx);
+
 class DcbNetlink {
  public:
   // UNIMPLEMENTED when the netdev has no DCB support (EOPNOTSUPP), NOT_FOUND

@@ -1,7 +1,5 @@
 #include "metrics/dcb_collector.h"
 
-#include <linux/dcbnl.h>
-
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -49,7 +47,7 @@ std::vector<MetricFamily> DcbCollector::Families(const std::vector<DcbPfcReading
     if (r.dcbx) {
       ClientMetric m;
       m.label = {{"netdev", r.netdev}};
-      m.gauge.value = (*r.dcbx & DCB_CAP_DCBX_HOST) != 0 && (*r.dcbx & DCB_CAP_DCBX_LLD_MANAGED) == 0 ? 1 : 0;
+      m.gauge.value = hal::DcbxHostMode(*r.dcbx) ? 1 : 0;
       host_mode.metric.push_back(std::move(m));
     }
     for (int p = 0; p < 8; ++p) {

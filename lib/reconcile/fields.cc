@@ -508,18 +508,13 @@ FieldSpec EcnField(bool np) {
 // (Linux 6.1 drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c; mlx5
 // is the only driver with the dcbnl buffer op.)
 
-// The port keeps buffer sizes in cells whose size the SBCAM register gives;
-// dcbnl does not report it, so mlx5's value for a port that does not report
-// one (mlx5e_query_port_buffers_cell_size: 128).
-constexpr uint32_t kBufferCell = 128;
-
 // A size is read back rounded down to a cell (port_set_buffer divides by the
 // cell size, mlx5e_port_query_buffer multiplies): read back within one cell
 // below the wanted size, it is what was asked for. The map exactly.
 bool BufferSatisfies(const PortBuffer& observed, const PortBuffer& wanted) {
   if (observed.prio2buffer != wanted.prio2buffer) return false;
   for (size_t k = 0; k < wanted.size.size(); ++k) {
-    if (observed.size[k] > wanted.size[k] || wanted.size[k] - observed.size[k] >= kBufferCell) return false;
+    if (observed.size[k] > wanted.size[k] || wanted.size[k] - observed.size[k] >= kBufferCellBytes) return false;
   }
   return true;
 }
@@ -536,7 +531,7 @@ struct LosslessMinimum {
   uint32_t mtu = 0;  // the netdev's
   uint32_t xoff = 0;
   uint32_t max_mtu = 0;  // the term mlx5 adds for the largest frame
-  uint64_t bytes() const { return uint64_t{xoff} + max_mtu + kBufferCell; }
+  uint64_t bytes() const { return uint64_t{xoff} + max_mtu + kBufferCellBytes; }
 };
 
 constexpr uint32_t kMlx5MinSpeedMbps = 40000;  // calculate_xoff: SPEED_40000 at least
@@ -587,7 +582,7 @@ absl::Status CheckLosslessMinimum(const Plan& plan, const Step& step, const Inte
     if (!(pfc->enabled & (1u << p)) || buf >= want->size.size() || want->size[buf] >= min.bytes()) continue;
     return absl::InvalidArgumentError(absl::StrCat(
         step.object, ": qos.buffers.size_bytes[", buf, "] = ", want->size[buf], " bytes is below the lossless minimum ",
-        min.bytes(), " (xoff ", min.xoff, " + MTU ", min.max_mtu, " + one ", kBufferCell, "-byte cell) for priority ",
+        min.bytes(), " (xoff ", min.xoff, " + MTU ", min.max_mtu, " + one ", kBufferCellBytes, "-byte cell) for priority ",
         p, "'s buffer: mlx5's xoff for a ", min.cable_m, " m cable (the PFC delay) and MTU ", min.mtu, " at ",
         kMlx5MinSpeedMbps / 1000, " Gb/s, its lowest (a faster port needs more)"));
   }

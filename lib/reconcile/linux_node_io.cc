@@ -28,9 +28,7 @@ InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
       o.dcb_willing = dcb->ets->willing;
     }
     if (dcb->pfc) o.pfc = Pfc{dcb->pfc->pfc_en, dcb->pfc->delay};
-    // getdcbx: HOST set means the host runs DCBX; without it the firmware
-    // (mlx5's non-host mode) or an LLDP agent (LLD_MANAGED) does.
-    if (dcb->dcbx) o.dcbx_host = (*dcb->dcbx & DCB_CAP_DCBX_HOST) != 0 && (*dcb->dcbx & DCB_CAP_DCBX_LLD_MANAGED) == 0;
+    if (dcb->dcbx) o.dcbx_host = hal::DcbxHostMode(*dcb->dcbx);
     if (dcb->buffer) o.buffer = PortBuffer{dcb->buffer->prio2buffer, dcb->buffer->buffer_size, dcb->buffer->total_size};
   } else if (!absl::IsUnimplemented(dcb.status())) {
     LOG_DEBUG << "DCB read of " << t.netdev << ": " << dcb.status();
@@ -139,10 +137,8 @@ bool Lossless(size_t buf, uint8_t pfc_en, const std::array<uint8_t, 8>& map) {
   return false;
 }
 
-// mlx5's buffer cell (fields.cc: kBufferCell) and the cells it keeps for
-// the shared buffer (port_update_shared_buffer).
-constexpr uint32_t kCell = 128;
-constexpr uint64_t kSharedReserve = 4 * kCell;
+// The cells mlx5 keeps for the shared buffer (port_update_shared_buffer).
+constexpr uint64_t kSharedReserve = 4 * kBufferCellBytes;
 
 // The layouts to write, in order, to go from `have` to `want` under PFC
 // `pfc_en`. One, unless the map and the sizes change together and the map
@@ -165,7 +161,7 @@ std::vector<hal::DcbBuffer> BufferWrites(const hal::DcbBuffer& have, const PortB
     const bool now = Lossless(k, pfc_en, have.prio2buffer);
     first.buffer_size[k] = now && have.buffer_size[k] > want.size[k] ? have.buffer_size[k] : want.size[k];
     sum += first.buffer_size[k];
-    grows |= !now && Lossless(k, pfc_en, want.prio2buffer) && want.size[k] >= uint64_t{have.buffer_size[k]} + kCell;
+    grows |= !now && Lossless(k, pfc_en, want.prio2buffer) && want.size[k] >= uint64_t{have.buffer_size[k]} + kBufferCellBytes;
   }
   if (!grows || sum + kSharedReserve > have.total_size) return {last};
   hal::DcbBuffer second = first;

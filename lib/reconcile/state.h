@@ -46,6 +46,11 @@ using DscpMap = std::map<uint8_t, uint8_t>;  // DSCP -> priority
 // driver reports it: context for a write, not part of the value (a journal
 // entry does not keep it, and two values with the same mapping and sizes
 // are the same).
+// mlx5 keeps port buffer sizes in cells whose size the SBCAM register
+// gives; dcbnl does not report it, so the driver's value for a port that
+// does not report one (en_dcbnl.c, mlx5e_query_port_buffers_cell_size).
+inline constexpr uint32_t kBufferCellBytes = 128;
+
 struct PortBuffer {
   std::array<uint8_t, 8> prio2buffer{};
   std::array<uint32_t, 8> size{};
