@@ -18,8 +18,11 @@
  *  - mlx5-style ethtool statistics appended to the driver's own
  *    (rx_prio<N>_pause, tx_prio<N>_pause, rx_prio<N>_pause_duration, ...,
  *    rx_pause_ctrl_phy, tx_pause_ctrl_phy, rx_discards_phy, ...).
- *  - MLNX_OFED-style sysfs: <netdev>/ecn/roce_np|roce_rp/enable/<0..7>,
- *    the CNP DSCP and priority and the DCQCN parameters.
+ *  - the inbox driver's DCQCN parameters in debugfs,
+ *    <debugfs>/mlx5/<device>/cc_params/ (drivers/infiniband/hw/mlx5/cong.c);
+ *    with ofed_ecn=1 also MLNX_OFED's sysfs form over the same values:
+ *    <netdev>/ecn/roce_np|roce_rp/enable/<0..7>, the CNP DSCP and priority
+ *    and the DCQCN parameters.
  *  - the ethtool PFC storm prevention tunable (ETHTOOL_PFC_PREVENTION_TOUT),
  *    with mlx5's range (0, or 80-8000 ms) and its reading of "auto" (100).
  *  - test controls in <netdev>/dcbtest/ (documented in tests/lab/README.md):
@@ -49,6 +52,8 @@
 #include <linux/slab.h>
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
+#include <linux/debugfs.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
 #include <linux/spinlock.h>
@@ -110,13 +115,14 @@ MODULE_PARM_DESC(buffer_support, "port buffers and the PFC delay, as MLX5_BUFFER
 
 /*
  * MLNX_OFED's per-priority ECN enables and DCQCN files under
- * /sys/class/net/<netdev>/ecn/. The inbox mlx5 driver has none (its DCQCN
- * parameters are in debugfs, drivers/infiniband/hw/mlx5/cong.c, which the
- * test NIC does not imitate): ofed_ecn=0 leaves the directory out.
+ * /sys/class/net/<netdev>/ecn/. The inbox mlx5 driver (the default here)
+ * has none: its DCQCN parameters are debugfs files, which the test NIC
+ * always has (see "debugfs cc_params" below). ofed_ecn=1 adds the ecn/
+ * directory, over the same parameter values.
  */
-static bool ofed_ecn = true;
+static bool ofed_ecn;
 module_param(ofed_ecn, bool, 0444);
-MODULE_PARM_DESC(ofed_ecn, "MLNX_OFED's ecn/ sysfs directory (default 1; 0: the inbox driver, none)");
+MODULE_PARM_DESC(ofed_ecn, "MLNX_OFED's ecn/ sysfs directory (default 0: the inbox driver, none)");
 
 /*
  * mlx5_toggle_port_link() (from mlx5e_dcbnl_ieee_setpfc on a pfc_en change)
@@ -1579,6 +1585,133 @@ static struct ecn_param ecn_params[] = {
 };
 static const int n_ecn_params = ARRAY_SIZE(ecn_params);
 
+/*
+ * debugfs cc_params: the inbox driver's DCQCN files,
+ * <debugfs>/mlx5/<device>/cc_params/<name>, as
+ * drivers/infiniband/hw/mlx5/cong.c in Linux 6.1.192 makes them
+ * (mlx5_ib_init_cong_debugfs): the 20 names of mlx5_ib_dbg_cc_name, mode
+ * 0600; a read prints the value and a newline (get_param); a write takes at
+ * most 11 bytes, parsed by kstrtou32 with base 0 (set_param); writing
+ * np_cnp_prio also sets np_cnp_prio_mode to 0 (mlx5_ib_set_cc_param_mask_val).
+ * The values are the ecn_params above (one firmware setting behind both
+ * forms); the firmware's range check is the stand-in's max. <device> is
+ * the netdev's parent, what /sys/class/net/<netdev>/device names (a PCI
+ * address on a ConnectX, virtio0 in the lab).
+ */
+struct cc_file {
+	const char *name;	/* the debugfs name (cong.c) */
+	const char *ofed;	/* the ecn_params entry; NULL: np_cnp_prio_mode */
+};
+
+static const struct cc_file cc_files[] = {
+	{ "rp_clamp_tgt_rate", "clamp_tgt_rate" },
+	{ "rp_clamp_tgt_rate_ati", "clamp_tgt_rate_after_time_inc" },
+	{ "rp_time_reset", "rpg_time_reset" },
+	{ "rp_byte_reset", "rpg_byte_reset" },
+	{ "rp_threshold", "rpg_threshold" },
+	{ "rp_ai_rate", "rpg_ai_rate" },
+	{ "rp_max_rate", "rpg_max_rate" },
+	{ "rp_hai_rate", "rpg_hai_rate" },
+	{ "rp_min_dec_fac", "rpg_min_dec_fac" },
+	{ "rp_min_rate", "rpg_min_rate" },
+	{ "rp_rate_to_set_on_first_cnp", "rate_to_set_on_first_cnp" },
+	{ "rp_dce_tcp_g", "dce_tcp_g" },
+	{ "rp_dce_tcp_rtt", "dce_tcp_rtt" },
+	{ "rp_rate_reduce_monitor_period", "rate_reduce_monitor_period" },
+	{ "rp_initial_alpha_value", "initial_alpha_value" },
+	{ "rp_gd", "rpg_gd" },
+	{ "np_min_time_between_cnps", "min_time_between_cnps" },
+	{ "np_cnp_dscp", "cnp_dscp" },
+	{ "np_cnp_prio_mode", NULL },
+	{ "np_cnp_prio", "cnp_802p_prio" },
+};
+
+/* np_cnp_prio_mode: 1 until np_cnp_prio is written (the stand-in's default) */
+static u32 cnp_prio_mode = 1;
+static struct dentry *cc_mlx5_dir;	/* <debugfs>/mlx5, when this module made it */
+static struct dentry *cc_dev_dir;	/* <debugfs>/mlx5/<device> */
+static struct ecn_param *cc_param_of[ARRAY_SIZE(cc_files)];
+
+static ssize_t cc_read(struct file *f, char __user *buf, size_t count, loff_t *pos)
+{
+	const struct ecn_param *p = cc_param_of[(uintptr_t)f->private_data];
+	char lbuf[12];
+	int n = scnprintf(lbuf, sizeof(lbuf), "%u\n", p ? READ_ONCE(p->value) : READ_ONCE(cnp_prio_mode));
+
+	return simple_read_from_buffer(buf, count, pos, lbuf, n);
+}
+
+static ssize_t cc_write(struct file *f, const char __user *buf, size_t count, loff_t *pos)
+{
+	struct ecn_param *p = cc_param_of[(uintptr_t)f->private_data];
+	char lbuf[11] = { };
+	u32 v;
+
+	if (count > sizeof(lbuf))
+		return -EINVAL;
+	if (copy_from_user(lbuf, buf, count))
+		return -EFAULT;
+	lbuf[sizeof(lbuf) - 1] = '\0';
+	if (kstrtou32(lbuf, 0, &v))
+		return -EINVAL;
+	if (READ_ONCE(g->refuse_cc))
+		return -READ_ONCE(g->refuse_cc);
+	if (!p) {	/* np_cnp_prio_mode */
+		if (v > 1)
+			return -EINVAL;
+		WRITE_ONCE(cnp_prio_mode, v);
+		return count;
+	}
+	if (v > p->max)
+		return -EINVAL;
+	WRITE_ONCE(p->value, v);
+	if (!strcmp(p->attr.attr.name, "cnp_802p_prio"))
+		WRITE_ONCE(cnp_prio_mode, 0);
+	return count;
+}
+
+static const struct file_operations cc_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = cc_read,
+	.write = cc_write,
+	.llseek = default_llseek,
+};
+
+static void remove_cc_debugfs(void)
+{
+	debugfs_remove_recursive(cc_dev_dir);
+	cc_dev_dir = NULL;
+	debugfs_remove(cc_mlx5_dir);	/* NULL unless this module made it */
+	cc_mlx5_dir = NULL;
+}
+
+/* A debugfs failure leaves the files out, as mlx5 does: not an error. */
+static void create_cc_debugfs(struct net_device *dev)
+{
+	struct dentry *mlx5 = debugfs_lookup("mlx5", NULL), *cc;
+	size_t i;
+	int j;
+
+	if (!dev->dev.parent)
+		return;
+	if (!mlx5)
+		mlx5 = cc_mlx5_dir = debugfs_create_dir("mlx5", NULL);
+	else
+		dput(mlx5);
+	if (IS_ERR_OR_NULL(mlx5))
+		return;
+	cc_dev_dir = debugfs_create_dir(dev_name(dev->dev.parent), mlx5);
+	cc = debugfs_create_dir("cc_params", cc_dev_dir);
+	for (i = 0; i < ARRAY_SIZE(cc_files); i++) {
+		cc_param_of[i] = NULL;
+		for (j = 0; cc_files[i].ofed && j < n_ecn_params; j++)
+			if (!strcmp(ecn_params[j].attr.attr.name, cc_files[i].ofed))
+				cc_param_of[i] = &ecn_params[j];
+		debugfs_create_file(cc_files[i].name, 0600, cc, (void *)(uintptr_t)i, &cc_fops);
+	}
+}
+
 /* ------------------------------------------------------- attach / detach */
 
 static void init_state(void);
@@ -1617,6 +1750,7 @@ static int store_reset(void)
 		atomic64_set(&g->global_stats[s], 0);
 	for (s = 0; s < n_ecn_params; s++)
 		ecn_params[s].value = ecn_params[s].def;
+	cnp_prio_mode = 1;
 	init_state();
 	/* tell RTNLGRP_DCB listeners (e.g. the agent) that everything changed */
 	dcbnl_ieee_notify(dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
@@ -1744,6 +1878,7 @@ static void detach_locked(void)
 		netif_carrier_on(dev);
 	g->dev = NULL;
 	remove_sysfs();
+	remove_cc_debugfs();
 	netdev_put(dev, &g->tracker);
 	netdev_info(dev, "roce_dcbtest: detached\n");
 }
@@ -1806,6 +1941,7 @@ static int __init dt_init(void)
 		g = NULL;
 		return err;
 	}
+	create_cc_debugfs(dev);
 	netdev_hold(dev, &g->tracker, GFP_KERNEL);
 	g->dev = dev;
 	g->orig_ethtool_ops = dev->ethtool_ops;

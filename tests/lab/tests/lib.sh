@@ -140,7 +140,7 @@ data_nic_restore() {
     if [ ! -d /sys/class/net/eth0/dcbtest ]; then
       echo "roce_dcbtest"
       ! lsmod | grep -q "^roce_dcbtest " || rmmod roce_dcbtest
-      insmod $KCACHE/module/roce_dcbtest.ko ifname=eth0
+      insmod $KCACHE/module/roce_dcbtest.ko ifname=eth0 ofed_ecn=1
     fi
     rdma link show rxe0/1 >/dev/null 2>&1 || { echo "rxe0"; rdma link add rxe0 type rxe netdev eth0; }
     ip -o link show eth0 | grep -q "[<,]UP[,>]" || { echo "up"; ip link set eth0 up; }'
