@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace roced::agent {
 
@@ -61,6 +62,9 @@ Daemon::Daemon(DaemonOptions options)
 Daemon::~Daemon() { Stop(); }
 
 absl::Status Daemon::Start(bool load_config) {
+  // Every flag-level check first: a bad flag must leave the node as it was
+  // (under Restart=on-failure a late refusal would re-apply on every start).
+  RETURN_IF_ERROR(server_->Preflight());
   if (load_config) {
     if (absl::Status s = agent_->LoadConfig(/*startup=*/true); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("config rejected:\n", s.message()));

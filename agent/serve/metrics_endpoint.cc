@@ -234,14 +234,19 @@ bool MetricsEndpoint::CanListenOnIpv6() {
   return mg_check_feature(kFeatureIpv6) != 0;
 }
 
-absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
-    const std::string& civet_listen, const WebConfig& web) {
+absl::Status MetricsEndpoint::CheckListenAddress(const std::string& civet_listen) {
   if (absl::StartsWith(civet_listen, "[") && !CanListenOnIpv6()) {
     // civetweb would fail with "null context when constructing CivetServer".
     return absl::InvalidArgumentError(
         "an IPv6 address needs civetweb built with IPv6, and this one is not (as Debian 12 ships it): give an "
         "IPv4 address, or [::]:PORT or 0.0.0.0:PORT to listen on every IPv4 address");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
+    const std::string& civet_listen, const WebConfig& web) {
+  if (absl::Status s = CheckListenAddress(civet_listen); !s.ok()) return s;
   std::unique_ptr<MetricsEndpoint> ep(new MetricsEndpoint());
   std::vector<std::string> options = {"listening_ports", civet_listen, "num_threads", "2"};
   CivetCallbacks callbacks;

@@ -49,6 +49,9 @@ class MetricsEndpoint {
   // IPv6 (CanListenOnIpv6) is INVALID_ARGUMENT saying what to give instead.
   static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(const std::string& civet_listen,
                                                                  const WebConfig& web);
+  // Whether civetweb can listen on `civet_listen` at all (an IPv6 address
+  // needs an IPv6 build); checked before anything binds.
+  static absl::Status CheckListenAddress(const std::string& civet_listen);
   // Whether this process's civetweb can listen on IPv6 addresses. Debian
   // 12's civetweb (1.15) is built without IPv6: there "+9471" (what
   // "[::]:9471" becomes) listens on every IPv4 address only, and an IPv6

@@ -111,8 +111,22 @@ absl::Status Server::CheckTcpSecurity() const {
                                /*need_identity=*/true, absl::Now());
 }
 
-absl::Status Server::Start() {
+absl::Status Server::Preflight() const {
   if (!options_.grpc_listen.empty()) RETURN_IF_ERROR(CheckTcpSecurity());
+  if (!options_.socket_path.empty() && !options_.socket_group.empty()) {
+    RETURN_IF_ERROR(LookUpGroup(options_.socket_group).status());
+  }
+  if (options_.reflection) RETURN_IF_ERROR(EnableReflection());
+  if (!options_.metrics_listen.empty()) {
+    if (absl::Status s = MetricsEndpoint::CheckListenAddress(CivetListenAddress(options_.metrics_listen)); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("--metrics-listen ", options_.metrics_listen, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Server::Start() {
+  RETURN_IF_ERROR(Preflight());
   RETURN_IF_ERROR(StartGrpc());
   if (options_.insecure && !options_.grpc_listen.empty()) {
     const std::string warning = absl::StrCat(

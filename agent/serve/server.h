@@ -127,6 +127,11 @@ class Server {
   Server(ServedParts parts, ServerOptions options);
   ~Server();
 
+  // The checks Start() makes that need no socket: what TCP may serve (TLS
+  // files or --insecure), the socket group, the reflection library (the
+  // metrics web config is read with the flags). The daemon runs them before it reads its config or
+  // touches the node, so a bad flag changes nothing. Errors name the flag.
+  absl::Status Preflight() const;
   // Binds everything. On failure (address in use, bad address, unwritable
   // socket dir) nothing is left listening and the error names the address.
   absl::Status Start();
