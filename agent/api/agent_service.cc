@@ -1,5 +1,7 @@
 #include "agent/api/agent_service.h"
 
+#include <set>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/runtimes/confirm_guard.h"
@@ -227,9 +229,18 @@ grpc::Status AgentService::RunDiagnose(const roced::v1::DiagnoseRequest& request
     for (auto& n : lldp_->Neighbors()) *in.state.add_lldp_neighbors() = std::move(n);
   }
   diagnose::GatherRoutes(&in);
-  auto findings = diagnose::Run(in, std::vector<std::string>(request.checks().begin(), request.checks().end()));
+  std::vector<diagnose::SkippedCheck> skipped;
+  const std::vector<std::string> only(request.checks().begin(), request.checks().end());
+  auto findings = diagnose::Run(in, only, &skipped);
   if (!findings.ok()) return ToGrpc(findings.status());
   for (auto& f : *findings) *response->add_findings() = std::move(f);
+  for (const auto& k : skipped) {
+    roced::v1::SkippedCheck* out = response->add_skipped();
+    out->set_check(k.check);
+    out->set_reason(k.reason);
+  }
+  const size_t asked = only.empty() ? diagnose::Checks().size() : std::set<std::string>(only.begin(), only.end()).size();
+  response->set_checks_run(static_cast<uint32_t>(asked - skipped.size()));
   return grpc::Status::OK;
 }
 

@@ -1,6 +1,8 @@
 #include "agent/core/agent.h"
 
 #include <cstdlib>
+#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +30,36 @@ using google::protobuf::util::TimeUtil;
 using util::FromProto;
 
 namespace {
+
+roced::v1::Mode EffectiveMode(roced::v1::Mode m) {
+  return m == roced::v1::MODE_OBSERVE ? roced::v1::MODE_OBSERVE : roced::v1::MODE_ENFORCE;
+}
+
+// What `config` changes besides the plan's steps, against the config in
+// force (`accepted`, its fields as the last pass saw them in `in_force`):
+// managed fields it cannot hold, fields it stops managing, a mode change.
+void NoteWholeDifference(const roced::v1::NodeConfig& config, const reconcile::Plan& plan,
+                         const roced::v1::AcceptedConfig& accepted,
+                         const google::protobuf::RepeatedPtrField<roced::v1::FieldStatus>& in_force,
+                         roced::v1::ApplyConfigResponse* response) {
+  std::set<std::pair<std::string, std::string>> managed;
+  for (const auto& f : plan.fields) {
+    managed.emplace(f.object(), f.field());
+    if (f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED || f.sync() == roced::v1::FIELD_SYNC_NOT_MANAGEABLE) {
+      *response->add_not_held() = f;
+    }
+  }
+  if (accepted.generation() == 0) return;  // nothing in force to compare with
+  for (const auto& f : in_force) {
+    if (!managed.count({f.object(), f.field()})) *response->add_no_longer_managed() = f;
+  }
+  const roced::v1::Mode before = EffectiveMode(accepted.config().mode());
+  const roced::v1::Mode after = EffectiveMode(config.mode());
+  if (before != after) {
+    response->set_mode_before(before);
+    response->set_mode_after(after);
+  }
+}
 
 reconcile::NodeIo* RequiredIo(const AgentOptions& options) {
   if (options.backends.node_io == nullptr) {
@@ -158,6 +190,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
   ASSIGN_OR_RETURN(reconcile::Prepared prepared, enforcer_.Prepare(config, published_.Devices()));
   const reconcile::Plan& plan = prepared.plan;
   for (const auto& step : plan.steps) *response.mutable_plan()->add_steps() = reconcile::ToProto(step);
+  NoteWholeDifference(config, plan, accepted_, published_.Snapshot().fields(), &response);
   response.set_generation(accepted_.generation());
   response.mutable_result()->set_success(true);
   if (request.dry_run()) {

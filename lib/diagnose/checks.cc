@@ -874,34 +874,84 @@ void ClockSync(const Ctx& c) {
                      "from ", c.in.ptp_clocks[0].name, " (`phc2sys -s <netdev> -w`), or chronyd with a PHC refclock"));
 }
 
+// Why a check has nothing to look at (it is then skipped, not passed), or
+// null when it has its inputs.
+using SkipReason = const char* (*)(const Inputs&);
+
+const char* NoRocePort(const Inputs& in) {
+  bool any = false;
+  ForEachRocePort(in, [&](const roced::v1::RdmaDevice&, const roced::v1::Port&) { any = true; });
+  return any ? nullptr : "no RoCE port was discovered";
+}
+const char* NoObservedNetdev(const Inputs& in) {
+  if (const char* r = NoRocePort(in)) return r;
+  for (const auto& [netdev, obs] : RoceNetdevs(in)) {
+    if (obs != nullptr) return nullptr;
+  }
+  return "the kernel state (DCB, ECN, rdma_cm, MTU) of no RoCE netdev could be read";
+}
+const char* NoDevice(const Inputs& in) {
+  return in.state.devices().empty() ? "no RDMA device was discovered" : nullptr;
+}
+const char* NoHugepageRead(const Inputs& in) {
+  return in.hugepages.empty() ? "the hugepage pools could not be read" : nullptr;
+}
+const char* NoProbeResult(const Inputs& in) {
+  return in.state.probes().empty() ? "no probe has run yet" : nullptr;
+}
+const char* NoCongestionWindow(const Inputs& in) {
+  return in.congestion ? nullptr : "the agent samples no congestion counters (no counters runtime)";
+}
+const char* NoLinkWatched(const Inputs& in) {
+  return in.link_flaps.empty() ? "no RoCE netdev's carrier is watched" : nullptr;
+}
+const char* NoBaseline(const Inputs& in) {
+  return in.probe_baselines.baselines().empty() ? "no probe baseline is recorded yet" : nullptr;
+}
+const char* NoNumaTopology(const Inputs& in) {
+  if (const char* r = NoDevice(in)) return r;
+  return in.numa_cpus.empty() ? "the NUMA topology could not be read" : nullptr;
+}
+const char* NoNeighbourTable(const Inputs& in) {
+  if (in.neighbours.empty()) return "no RoCE netdev's neighbour table was read (not the running kernel's netdevs?)";
+  return PeerAddresses(in).empty() ? "no probe peer has an address" : nullptr;
+}
+const char* NoArpSysctls(const Inputs& in) {
+  return in.arp_sysctls.empty() ? "no RoCE netdev's ARP sysctls could be read" : nullptr;
+}
+const char* NoClock(const Inputs& in) { return in.clock ? nullptr : "adjtimex failed"; }
+
 struct Check {
   CheckInfo info;
   void (*run)(const Ctx&);
+  SkipReason skip = nullptr;  // null: the check always has its inputs
 };
 
 const std::vector<Check>& All() {
   static const std::vector<Check> checks = {
-      {{"port_state", "RoCE ports that are not ACTIVE"}, PortState},
-      {{"roce_v2_gid", "RoCE ports without a RoCE v2 GID carrying a routable IP"}, RoceV2Gid},
-      {{"roce_mode", "rdma_cm's default RoCE mode left at v1"}, RoceMode},
-      {{"pfc_dscp", "RoCE DSCP vs PFC priorities and trust"}, PfcDscp},
+      {{"port_state", "RoCE ports that are not ACTIVE"}, PortState, NoRocePort},
+      {{"roce_v2_gid", "RoCE ports without a RoCE v2 GID carrying a routable IP"}, RoceV2Gid, NoRocePort},
+      {{"roce_mode", "rdma_cm's default RoCE mode left at v1"}, RoceMode, NoObservedNetdev},
+      {{"pfc_dscp", "RoCE DSCP vs PFC priorities and trust"}, PfcDscp, NoObservedNetdev},
       {{"switch_alignment", "the host's PFC, DSCP map, MTU and willing bit against the switch's LLDP"},
-       SwitchAlignment},
-      {{"dcbx_mode", "RoCE ports whose DCBX the NIC firmware runs (host writes replaced)"}, DcbxMode},
-      {{"ecn", "ECN notification/reaction point on the PFC priorities"}, Ecn},
-      {{"mtu", "RoCE MTU below 4096 because of the netdev MTU"}, Mtu},
-      {{"pcie", "NICs trained below their PCIe width or speed"}, Pcie},
-      {{"hugepages", "no hugepages reserved"}, Hugepages},
+       SwitchAlignment, NoObservedNetdev},
+      {{"dcbx_mode", "RoCE ports whose DCBX the NIC firmware runs (host writes replaced)"}, DcbxMode, NoObservedNetdev},
+      {{"ecn", "ECN notification/reaction point on the PFC priorities"}, Ecn, NoObservedNetdev},
+      {{"mtu", "RoCE MTU below 4096 because of the netdev MTU"}, Mtu, NoObservedNetdev},
+      {{"pcie", "NICs trained below their PCIe width or speed"}, Pcie, NoDevice},
+      {{"hugepages", "no hugepages reserved"}, Hugepages, NoHugepageRead},
       {{"memlock", "the agent's locked-memory limit"}, Memlock},
-      {{"probes", "peers whose latest probe failed"}, Probes},
+      {{"probes", "peers whose latest probe failed"}, Probes, NoProbeResult},
       {{"converged", "the accepted config not in force"}, Converged},
-      {{"pause_without_ecn", "PFC pauses rising while ECN marks and CNPs stay flat"}, PauseWithoutEcn},
-      {{"link_flaps", "RoCE netdevs whose carrier changed more than 3 times in 6 h"}, LinkFlaps},
-      {{"probe_baseline", "probe figures worse than under the previous driver/firmware"}, ProbeBaseline},
-      {{"numa_locality", "hugepages, the agent's CPUs and the NIC's IRQs vs the NIC's NUMA node"}, NumaLocality},
-      {{"neighbours", "probe peers' addresses without a resolved neighbour entry"}, Neighbours},
-      {{"arp_flux", "RoCE netdevs in one subnet without ARP/rp_filter sysctls"}, ArpFlux},
-      {{"clock_sync", "the system clock not synchronised; PTP clocks unused"}, ClockSync},
+      {{"pause_without_ecn", "PFC pauses rising while ECN marks and CNPs stay flat"}, PauseWithoutEcn,
+       NoCongestionWindow},
+      {{"link_flaps", "RoCE netdevs whose carrier changed more than 3 times in 6 h"}, LinkFlaps, NoLinkWatched},
+      {{"probe_baseline", "probe figures worse than under the previous driver/firmware"}, ProbeBaseline, NoBaseline},
+      {{"numa_locality", "hugepages, the agent's CPUs and the NIC's IRQs vs the NIC's NUMA node"}, NumaLocality,
+       NoNumaTopology},
+      {{"neighbours", "probe peers' addresses without a resolved neighbour entry"}, Neighbours, NoNeighbourTable},
+      {{"arp_flux", "RoCE netdevs in one subnet without ARP/rp_filter sysctls"}, ArpFlux, NoArpSysctls},
+      {{"clock_sync", "the system clock not synchronised; PTP clocks unused"}, ClockSync, NoClock},
   };
   return checks;
 }
@@ -928,7 +978,8 @@ const std::vector<CheckInfo>& Checks() {
   return infos;
 }
 
-absl::StatusOr<std::vector<roced::v1::Finding>> Run(const Inputs& inputs, const std::vector<std::string>& only) {
+absl::StatusOr<std::vector<roced::v1::Finding>> Run(const Inputs& inputs, const std::vector<std::string>& only,
+                                                    std::vector<SkippedCheck>* skipped) {
   std::set<std::string> wanted(only.begin(), only.end());
   for (const auto& name : wanted) {
     bool known = std::any_of(All().begin(), All().end(), [&](const Check& c) { return name == c.info.name; });
@@ -942,6 +993,10 @@ absl::StatusOr<std::vector<roced::v1::Finding>> Run(const Inputs& inputs, const 
   std::vector<roced::v1::Finding> findings;
   for (const auto& c : All()) {
     if (!wanted.empty() && !wanted.count(c.info.name)) continue;
+    if (const char* why = c.skip != nullptr ? c.skip(inputs) : nullptr) {
+      if (skipped != nullptr) skipped->push_back({c.info.name, why});
+      continue;
+    }
     c.run(Ctx{inputs, &findings, c.info.name});
   }
   std::stable_sort(findings.begin(), findings.end(),

@@ -131,10 +131,19 @@ struct CheckInfo {
 // Every check, in the order findings are produced.
 const std::vector<CheckInfo>& Checks();
 
+// A check that did not run because it had nothing to look at, and why.
+struct SkippedCheck {
+  std::string check;
+  std::string reason;
+};
+
 // Runs the checks named in `only` (every check when empty). An unknown
 // name is INVALID_ARGUMENT listing the known ones. Findings come sorted by
-// severity (errors first), then check order.
-absl::StatusOr<std::vector<roced::v1::Finding>> Run(const Inputs& inputs,
-                                                    const std::vector<std::string>& only);
+// severity (errors first), then check order. A check without its inputs
+// (no RoCE netdev's kernel state read, no probe run yet, ...) is not run:
+// it is added to `skipped` (when given) with the reason, so that nothing
+// reads as passed that was not looked at.
+absl::StatusOr<std::vector<roced::v1::Finding>> Run(const Inputs& inputs, const std::vector<std::string>& only,
+                                                    std::vector<SkippedCheck>* skipped = nullptr);
 
 }  // namespace roced::diagnose

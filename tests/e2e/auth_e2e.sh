@@ -82,11 +82,11 @@ tcp() {  # tcp WHO ARGS...: rocectl over TCP with WHO's certificate
   local who=$1; shift
   "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" --cert "$C/$who.crt" --key "$C/$who.key" "$@"
 }
-one_line() {  # one_line PATTERN CMD...: exit 1 and exactly one line matching PATTERN
+one_line() {  # one_line PATTERN CMD...: exit 3 (failed) and exactly one line matching PATTERN
   local pattern=$1; shift
   local out rc
   set +e; out=$("$@" 2>&1); rc=$?; set -e
-  [ "$rc" = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q -- "$pattern" <<<"$out" || { echo "  got (rc $rc): $out"; return 1; }
+  [ "$rc" = 3 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q -- "$pattern" <<<"$out" || { echo "  got (rc $rc): $out"; return 1; }
 }
 check "admin certificate: status" tcp admin status
 check "admin certificate: apply" tcp admin apply -f "$WORK/roced.yaml"

@@ -92,8 +92,8 @@ PY
 set +e
 err=$(ctl counters --device mlx5_9 2>&1); rc=$?
 set -e
-check "unknown device: exit 1 naming it and the devices there" \
-  test "$rc" = 1 -a -n "$(grep "no RDMA device 'mlx5_9'.*mlx5_0, mlx5_1, mlx5_2, rxe0" <<<"$err")"
+check "unknown device: exit 3 naming it and the devices there" \
+  test "$rc" = 3 -a -n "$(grep "no RDMA device 'mlx5_9'.*mlx5_0, mlx5_1, mlx5_2, rxe0" <<<"$err")"
 set +e
 ctl counters extra >/dev/null 2>&1; rc=$?
 set -e

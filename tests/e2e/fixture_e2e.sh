@@ -141,7 +141,7 @@ check "scrape flags the degraded PCIe link" grep -q 'roced_pcie_link_degraded{de
 set +e
 out=$("$BIN/rocectl" --target 127.0.0.1:1 --insecure --timeout 2s status 2>&1); rc=$?
 set -e
-check "unreachable agent: exit 1 with one-line reason" test "$rc" = 1 -a "$(wc -l <<<"$out")" = 1
+check "unreachable agent: exit 3 with one-line reason" test "$rc" = 3 -a "$(wc -l <<<"$out")" = 1
 check "unreachable agent message says so" grep -q "agent not reachable at 127.0.0.1:1" <<<"$out"
 set +e
 "$BIN/rocectl" frobnicate >/dev/null 2>&1; rc1=$?

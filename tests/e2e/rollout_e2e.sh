@@ -155,8 +155,8 @@ check "probe gate: state halted" test "$(phase "$WORK/probe.json")" = ROLLOUT_PH
 rc=0
 rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --state "$WORK/probe.json" >/dev/null \
   2>"$WORK/again.err" || rc=$?
-check "a new rollout over a halted one is refused, naming rollout resume" \
-  sh -c "test $rc = 1 && grep -q 'unfinished rollout.*rollout resume' '$WORK/again.err'"
+check "a new rollout over a halted one is refused (exit 3), naming rollout resume" \
+  sh -c "test $rc = 3 && grep -q 'unfinished rollout.*rollout resume' '$WORK/again.err'"
 
 # --- 3. --on-failure rollback, failing in the second batch ----------------------
 for n in 1 2 3; do desired "$n" >"$WORK/before$n"; done

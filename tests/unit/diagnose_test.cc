@@ -7,6 +7,8 @@
 #include <linux/neighbour.h>
 #include <sys/timex.h>
 
+#include <set>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -86,6 +88,44 @@ std::vector<roced::v1::Finding> Of(const std::vector<roced::v1::Finding>& all, c
 TEST(Diagnose, AnAlignedNodeHasNoFindings) {
   auto findings = RunAll(Aligned());
   for (const auto& f : findings) ADD_FAILURE() << f.check() << ": " << f.summary();
+}
+
+// An aligned node skips only the checks whose inputs Aligned() does not
+// give (congestion counters, carrier history, probe baselines).
+TEST(Diagnose, AnAlignedNodeSkipsOnlyWhatItHasNoInputsFor) {
+  std::vector<diagnose::SkippedCheck> skipped;
+  ASSERT_TRUE(diagnose::Run(Aligned(), {}, &skipped).ok());
+  std::set<std::string> names;
+  for (const auto& k : skipped) names.insert(k.check);
+  EXPECT_EQ(names, (std::set<std::string>{"pause_without_ecn", "link_flaps", "probe_baseline"}));
+}
+
+// A check with nothing to look at is skipped with why, not passed: without
+// the kernel state of any RoCE netdev (a fixture tree, DCB unreadable) the
+// QoS checks; without anything at all, all but the two that always have
+// their inputs (memlock, converged).
+TEST(Diagnose, ChecksWithoutTheirInputsAreSkippedWithWhy) {
+  Inputs in = Aligned();
+  in.netdevs.clear();
+  std::vector<diagnose::SkippedCheck> skipped;
+  auto f = diagnose::Run(in, {"pfc_dscp", "ecn", "memlock"}, &skipped);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_EQ(skipped[0].check, "pfc_dscp");
+  EXPECT_EQ(skipped[1].check, "ecn");
+  EXPECT_THAT(skipped[0].reason, HasSubstr("of no RoCE netdev could be read"));
+
+  skipped.clear();
+  f = diagnose::Run(Inputs{}, {}, &skipped);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::set<std::string> names;
+  for (const auto& k : skipped) {
+    names.insert(k.check);
+    EXPECT_FALSE(k.reason.empty()) << k.check;
+  }
+  EXPECT_EQ(names.size(), diagnose::Checks().size() - 2);
+  EXPECT_FALSE(names.count("memlock"));
+  EXPECT_FALSE(names.count("converged"));
 }
 
 TEST(Diagnose, RoceDscpClassifiedAwayFromThePfcPriorityIsAnError) {

@@ -1,4 +1,5 @@
 #include "tools/rocectl/format.h"
+#include "tools/rocectl/apply_cmd.h"
 #include "tools/rocectl/commands.h"
 
 #include <yaml-cpp/yaml.h>
@@ -35,6 +36,69 @@ roced::v1::NodeState SampleState() {
   g->set_type(roced::v1::GID_TYPE_ROCE_V1);
   g->set_gid("fe80:0000:0000:0000:0000:0000:0000:0001");
   return s;
+}
+
+// Under -o json a failure is one JSON document (on stdout, so a script
+// parses whatever happened), under yaml the same as YAML, under table one
+// line for stderr.
+TEST(Failure, IsAJsonDocumentUnderJsonAndOneLineUnderTable) {
+  const std::string json = FailureText(Output::kJson, "agent not reachable at unix:/x: \"refused\"", kExitFailed,
+                                       "UNAVAILABLE");
+  YAML::Node doc = YAML::Load(json);
+  EXPECT_EQ(doc["error"]["message"].as<std::string>(), "agent not reachable at unix:/x: \"refused\"");
+  EXPECT_EQ(doc["error"]["exitCode"].as<int>(), 3);
+  EXPECT_EQ(doc["error"]["grpcCode"].as<std::string>(), "UNAVAILABLE");
+  EXPECT_EQ(YAML::Load(FailureText(Output::kYaml, "bad", kExitUsage, ""))["error"]["exitCode"].as<int>(), 2);
+  EXPECT_FALSE(YAML::Load(FailureText(Output::kYaml, "bad", kExitUsage, ""))["error"]["grpcCode"]);
+  EXPECT_EQ(FailureText(Output::kTable, "bad", kExitFailed, "UNAVAILABLE"), "rocectl: bad\n");
+}
+
+// The exit-code table is one for every command, and distinct.
+TEST(ExitCodes, AreDistinct) {
+  EXPECT_EQ(kExitOk, 0);
+  EXPECT_EQ(kExitFindings, 1);
+  EXPECT_EQ(kExitUsage, 2);
+  EXPECT_EQ(kExitFailed, 3);
+}
+
+// apply tells the whole difference: with no step to write, fields the node
+// cannot hold, fields no longer managed and a mode change are still a
+// difference, printed, and a dry run exits 1 for them ("No changes" only
+// when there is none).
+TEST(PlanText, NoStepsIsNotNoChangesWhenFieldsCannotBeHeldOrAreDropped) {
+  roced::v1::ApplyConfigResponse r;
+  EXPECT_FALSE(HasDifference(r));
+  EXPECT_THAT(PlanText(r, true), HasSubstr("No changes"));
+  EXPECT_EQ(ApplyExitCode(r, true), kExitOk);
+
+  auto* u = r.add_not_held();
+  u->set_object("eth0");
+  u->set_field("qos.pfc");
+  u->set_sync(roced::v1::FIELD_SYNC_UNSUPPORTED);
+  u->set_message("eth0 has no control for qos.pfc");
+  EXPECT_TRUE(HasDifference(r));
+  std::string text = PlanText(r, true);
+  EXPECT_THAT(text, Not(HasSubstr("No changes")));
+  EXPECT_THAT(text, HasSubstr("! eth0 qos.pfc: unsupported: eth0 has no control for qos.pfc"));
+  EXPECT_THAT(text, HasSubstr("cannot converge here: 1 managed field(s) unsupported"));
+  EXPECT_EQ(ApplyExitCode(r, true), kExitFindings);
+
+  roced::v1::ApplyConfigResponse dropped;
+  auto* d = dropped.add_no_longer_managed();
+  d->set_object("eth0");
+  d->set_field("qos.ets");
+  dropped.set_mode_before(roced::v1::MODE_ENFORCE);
+  dropped.set_mode_after(roced::v1::MODE_OBSERVE);
+  text = PlanText(dropped, true);
+  EXPECT_THAT(text, Not(HasSubstr("No changes")));
+  EXPECT_THAT(text, HasSubstr("Mode: enforce -> observe (drift is reported, no longer corrected)"));
+  EXPECT_THAT(text, HasSubstr("No longer managed (left as they are, if applied):\n  - eth0 qos.ets\n"));
+  EXPECT_EQ(ApplyExitCode(dropped, true), kExitFindings);
+  // An apply that was accepted exits 0 whatever it says; one that failed, 3.
+  dropped.mutable_result()->set_success(true);
+  EXPECT_EQ(ApplyExitCode(dropped, false), kExitOk);
+  dropped.mutable_result()->set_success(false);
+  EXPECT_EQ(ApplyExitCode(dropped, false), kExitFailed);
 }
 
 TEST(StatusTable, FlagsDegradedPcieAndMissingRoceV2Gid) {

@@ -107,6 +107,27 @@ TEST(MeshReport, AHealthyFleetHasNoSuspect) {
   EXPECT_THAT(MeshTable(*r), HasSubstr("No suspects: every scope is within the baseline loss (0.0001)"));
 }
 
+// Without an answer, or without a probe sent, there is nothing to judge:
+// the table says so instead of "No suspects".
+TEST(MeshReport, NoAnswerOrNoProbeIsNoDataNotNoSuspects) {
+  std::vector<mesh::Member> fleet = Fleet();
+  std::vector<MeshAnswer> none;
+  for (const mesh::Member& m : fleet) none.push_back({m.name, m.address, std::nullopt, "UNAVAILABLE: refused"});
+  absl::StatusOr<roced::v1::MeshReport> r = BuildMeshReport(fleet, none, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->agents_answered(), 0u);
+  EXPECT_THAT(MeshTable(*r), HasSubstr("No data: no agent answered"));
+  EXPECT_THAT(MeshTable(*r), ::testing::Not(HasSubstr("No suspects")));
+
+  std::vector<MeshAnswer> silent = Answers(fleet, "");
+  for (MeshAnswer& a : silent) a.response->clear_series();
+  r = BuildMeshReport(fleet, silent, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->sent(), 0u);
+  EXPECT_THAT(MeshTable(*r), HasSubstr("No data: the agents that answered have sent no mesh probes yet"));
+  EXPECT_THAT(MeshTable(*r), ::testing::Not(HasSubstr("No suspects")));
+}
+
 TEST(MeshReport, SeriesOfNonMembersAreSkippedAndCounted) {
   std::vector<mesh::Member> fleet = Fleet();
   std::vector<MeshAnswer> answers = Answers(fleet, "");

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -47,11 +48,57 @@ const char* OutcomeName(roced::v1::StepOutcome o) {
 }
 }  // namespace
 
+bool HasDifference(const roced::v1::ApplyConfigResponse& r) {
+  return !r.plan().steps().empty() || !r.not_held().empty() || !r.no_longer_managed().empty() ||
+         r.mode_before() != r.mode_after();
+}
+
+int ApplyExitCode(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
+  if (dry_run) return HasDifference(r) ? kExitFindings : kExitOk;
+  return r.result().success() ? kExitOk : kExitFailed;
+}
+
+namespace {
+std::string ModeWord(roced::v1::Mode m) { return m == roced::v1::MODE_OBSERVE ? "observe" : "enforce"; }
+
+// What the plan's steps do not show: the mode, fields stopped, fields the
+// node cannot hold.
+std::string RestOfDifference(const roced::v1::ApplyConfigResponse& r, bool dry_run) {
+  std::string out;
+  if (r.mode_before() != r.mode_after()) {
+    absl::StrAppend(&out, "Mode: ", ModeWord(r.mode_before()), " -> ", ModeWord(r.mode_after()),
+                    r.mode_after() == roced::v1::MODE_OBSERVE ? " (drift is reported, no longer corrected)" : "",
+                    "\n");
+  }
+  if (!r.no_longer_managed().empty()) {
+    absl::StrAppend(&out, "No longer managed (left as they are", dry_run ? ", if applied" : "", "):\n");
+    for (const auto& f : r.no_longer_managed()) absl::StrAppend(&out, "  - ", f.object(), " ", f.field(), "\n");
+  }
+  int unsupported = 0;
+  for (const auto& f : r.not_held()) {
+    if (f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED) ++unsupported;
+  }
+  if (!r.not_held().empty()) absl::StrAppend(&out, "Not held on this node:\n");
+  for (const auto& f : r.not_held()) {
+    absl::StrAppend(&out, "  ! ", f.object(), " ", f.field(),
+                    f.sync() == roced::v1::FIELD_SYNC_UNSUPPORTED ? ": unsupported" : ": not manageable",
+                    f.message().empty() ? "" : ": " + f.message(), "\n");
+  }
+  if (unsupported > 0) {
+    absl::StrAppend(&out, "The config cannot converge here: ", unsupported,
+                    " managed field(s) unsupported (`rocectl status` shows them).\n");
+  }
+  return out;
+}
+}  // namespace
+
 std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run, const roced::v1::ConfirmPolicy* policy) {
   std::string out;
   for (const auto& w : r.warnings()) absl::StrAppend(&out, "warning: ", w.path(), ": ", w.message(), "\n");
-  if (r.plan().steps().empty()) {
+  if (!HasDifference(r)) {
     absl::StrAppend(&out, "No changes: the node already matches this config.\n");
+  } else if (r.plan().steps().empty()) {
+    absl::StrAppend(&out, dry_run ? "No steps to write (dry run, nothing changed), but:\n" : "No steps to write, but:\n");
   } else {
     absl::StrAppend(&out, dry_run ? "Plan (dry run, nothing changed):\n" : "Plan:\n");
     for (int i = 0; i < r.plan().steps_size(); ++i) {
@@ -67,6 +114,7 @@ std::string PlanText(const roced::v1::ApplyConfigResponse& r, bool dry_run, cons
       }
     }
   }
+  absl::StrAppend(&out, RestOfDifference(r, dry_run));
   if (!dry_run) {
     if (r.result().success()) {
       absl::StrAppend(&out, "Accepted as generation ", r.generation(), ".\n");
@@ -193,15 +241,18 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
   if (flags.file.empty() || !args.empty()) {
     std::cerr << "rocectl: usage: rocectl apply -f FILE [--dry-run] [--confirm-timeout DUR | "
                  "--confirm-policy SPEC|FILE] [--expected-generation N]\n";
-    return 2;
+    return kExitUsage;
   }
   roced::v1::ApplyConfigRequest req;
-  if (!FillRequest(flags, &req)) return 2;
+  if (!FillRequest(flags, &req)) return kExitUsage;
   auto config = LoadNodeConfig(flags.file);
   if (!config.ok()) {
     const bool issues = config.status().code() == absl::StatusCode::kInvalidArgument;
-    std::cerr << (issues ? "" : "rocectl: ") << config.status().message() << (issues ? "" : "\n");
-    return 1;
+    if (issues && ctx.output == Output::kTable) {  // the validation report, one issue a line
+      std::cerr << config.status().message();
+      return kExitFailed;
+    }
+    return Fail(ctx, absl::StripTrailingAsciiWhitespace(config.status().message()));
   }
   *req.mutable_config() = *config;
   auto stub = roced::v1::Agent::NewStub(ctx.channel);
@@ -209,10 +260,7 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
   cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::ApplyConfigResponse resp;
   grpc::Status st = stub->ApplyConfig(&cctx, req, &resp);
-  if (!st.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(st, ctx) << "\n";
-    return 1;
-  }
+  if (!st.ok()) return FailRpc(ctx, st);
   switch (ctx.output) {
     case Output::kJson: std::cout << ToJson(resp); break;
     case Output::kYaml: std::cout << ToYaml(resp); break;
@@ -220,7 +268,7 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
       std::cout << PlanText(resp, flags.dry_run, req.has_confirm_policy() ? &req.confirm_policy() : nullptr);
       break;
   }
-  return flags.dry_run || resp.result().success() ? 0 : 1;
+  return ApplyExitCode(resp, flags.dry_run);
 }
 
 CommandRun BindApply(util::ArgParser* parser) {

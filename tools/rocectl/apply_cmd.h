@@ -23,8 +23,15 @@ struct ApplyFlags {
 void RegisterApplyFlags(ApplyFlags* flags, util::ArgParser* parser);
 int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vector<std::string>& args);
 
-// Renders an ApplyConfigResponse as a readable diff; `policy` (or null) is
-// the confirm policy the apply was sent with.
+// Whether the response shows any difference: steps, fields not held or no
+// longer managed, a mode change.
+bool HasDifference(const roced::v1::ApplyConfigResponse& response);
+// apply's exit code: a dry run 1 when there is a difference (as diff(1) and
+// `kubectl diff`), else 0; an apply 0 when accepted, 3 when it failed.
+int ApplyExitCode(const roced::v1::ApplyConfigResponse& response, bool dry_run);
+// Renders an ApplyConfigResponse as a readable diff (every difference, not
+// only the steps); `policy` (or null) is the confirm policy the apply was
+// sent with.
 std::string PlanText(const roced::v1::ApplyConfigResponse& response, bool dry_run,
                      const roced::v1::ConfirmPolicy* policy = nullptr);
 

@@ -186,7 +186,7 @@ std::string TopLevelHelp() {
       "Options: --target HOST:PORT (else the unix --socket PATH), with mutual TLS\n"
       "  --ca, --cert, --key FILE ($ROCECTL_CA, ...), --server-name NAME, or\n"
       "  --insecure; -o table|json|yaml; --timeout DUR; -h, --help.\n"
-      "Exit status: 0 success, 1 failed (one line says why), 2 usage error.\n"
+      "Exit status: 0 ok, 1 findings (or a diff), 2 usage, 3 failed or unreachable.\n"
       "Example: rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort, " -o json diagnose\n"
       "More: rocectl COMMAND --help, rocectl help options, docs/api.md.\n");
 }

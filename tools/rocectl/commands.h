@@ -1,7 +1,7 @@
 // rocectl's command table: every command with its help entry, its flags and
 // its run, and the context main() builds once for whichever command runs.
 // Each command lives in its own <name>_cmd.cc; its run returns the process
-// exit code (0 ok, 1 failed with a one-line reason, 2 usage).
+// exit code, one table for every command (below; docs/api.md).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -20,9 +20,17 @@
 
 namespace roced::ctl {
 
+// Done, nothing to look at.
 constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
+// Done, and there is something to look at: an error finding (diagnose), a
+// suspect (mesh), a failed probe, not ready, a dry run with a difference,
+// a rollout halted by its gates, or nothing checked at all.
+constexpr int kExitFindings = 1;
+// The command line is wrong (said on stderr with the flag).
 constexpr int kExitUsage = 2;
+// Not done: the agent unreachable, the call refused or failed, a file that
+// cannot be read or is not valid.
+constexpr int kExitFailed = 3;
 
 // What every command gets: built once by main() from the global flags.
 struct CommandContext {
@@ -42,6 +50,16 @@ struct CommandContext {
 std::string DescribeRpcError(const grpc::Status& status, const std::string& where);
 // The same, with the TLS diagnosis of `ctx` for UNAVAILABLE.
 std::string DescribeRpcError(const grpc::Status& status, const CommandContext& ctx);
+
+// A command that could not be done: says why and returns `exit_code`.
+// Under -o json (yaml) as {"error": {"message", "exitCode"[, "grpcCode"]}}
+// on stdout, so a script reads one document whatever happened; under
+// table one line on stderr.
+int Fail(const CommandContext& ctx, absl::string_view message, int exit_code = kExitFailed);
+// The same for a failed call (DescribeRpcError's line, the gRPC code).
+int FailRpc(const CommandContext& ctx, const grpc::Status& status);
+// The failure as Fail() prints it (exposed for tests).
+std::string FailureText(Output output, absl::string_view message, int exit_code, absl::string_view grpc_code);
 
 // For commands that take no arguments: false (after saying so) when `args`
 // is not empty.

@@ -29,16 +29,13 @@ int RunConfirm(const CommandContext& ctx, const std::vector<std::string>& args) 
   cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::ConfirmConfigResponse resp;
   grpc::Status st = stub->ConfirmConfig(&cctx, req, &resp);
-  if (!st.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(st, ctx) << "\n";
-    return 1;
-  }
+  if (!st.ok()) return FailRpc(ctx, st);
   if (ctx.output == Output::kTable) {
     std::cout << "Generation " << resp.generation() << " confirmed.\n";
   } else {
     std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
     grpc::ClientContext call;
     call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
     grpc::Status s = stub->GetCounters(&call, request, response);
-    if (!s.ok()) std::cerr << "rocectl: " << DescribeRpcError(s, ctx) << "\n";
+    if (!s.ok()) FailRpc(ctx, s);
     return s.ok();
   };
   auto print = [&](const roced::v1::GetCountersResponse& r, bool rates) {
@@ -51,7 +51,7 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
   };
 
   roced::v1::GetCountersResponse response;
-  if (!read(&response)) return 1;
+  if (!read(&response)) return kExitFailed;
   if (!flags.rate && !flags.watch) {
     print(response, false);
     return 0;
@@ -61,7 +61,7 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
   const bool clear = flags.watch && ctx.output == Output::kTable && isatty(STDOUT_FILENO);
   do {
     std::this_thread::sleep_for(absl::ToChronoNanoseconds(flags.interval));
-    if (!read(&response)) return 1;
+    if (!read(&response)) return kExitFailed;
     if (clear) std::cout << "\033[H\033[2J";
     if (flags.watch && ctx.output == Output::kTable) {
       std::cout << "Every " << absl::FormatDuration(flags.interval) << " from " << ctx.where

@@ -28,8 +28,32 @@ const char* SeverityWord(roced::v1::Severity s) {
 }
 }  // namespace
 
+int DiagnoseExitCode(const roced::v1::DiagnoseResponse& r) {
+  for (const auto& f : r.findings()) {
+    if (f.severity() == roced::v1::SEVERITY_ERROR) return kExitFindings;
+  }
+  // Nothing ran: nothing can be said to have passed.
+  return r.checks_run() == 0 ? kExitFindings : kExitOk;
+}
+
+namespace {
+std::string SkippedText(const roced::v1::DiagnoseResponse& r) {
+  std::string out;
+  for (const auto& k : r.skipped()) absl::StrAppend(&out, "skipped  ", k.check(), ": ", k.reason(), "\n");
+  return out;
+}
+}  // namespace
+
 std::string DiagnoseText(const roced::v1::DiagnoseResponse& r) {
-  if (r.findings().empty()) return "No findings: every check passed.\n";
+  const std::string skipped = SkippedText(r);
+  if (r.checks_run() == 0) {
+    return absl::StrCat(skipped, "No check ran: none had anything to look at (skipped above), so nothing passed.\n");
+  }
+  if (r.findings().empty()) {
+    if (r.skipped().empty()) return absl::StrCat("No findings: all ", r.checks_run(), " checks passed.\n");
+    return absl::StrCat(skipped, "No findings in the ", r.checks_run(), " checks that ran; ", r.skipped_size(),
+                        " skipped (above).\n");
+  }
   std::string out;
   int counts[4] = {0, 0, 0, 0};
   for (const auto& f : r.findings()) {
@@ -39,15 +63,17 @@ std::string DiagnoseText(const roced::v1::DiagnoseResponse& r) {
     if (!f.detail().empty()) absl::StrAppend(&out, "    why: ", f.detail(), "\n");
     if (!f.remedy().empty()) absl::StrAppend(&out, "    fix: ", f.remedy(), "\n");
   }
-  absl::StrAppend(&out, counts[roced::v1::SEVERITY_ERROR], " error(s), ", counts[roced::v1::SEVERITY_WARNING],
-                  " warning(s), ", counts[roced::v1::SEVERITY_INFO], " note(s).\n");
+  absl::StrAppend(&out, skipped, counts[roced::v1::SEVERITY_ERROR], " error(s), ",
+                  counts[roced::v1::SEVERITY_WARNING], " warning(s), ", counts[roced::v1::SEVERITY_INFO],
+                  " note(s) from ", r.checks_run(), " check(s)", r.skipped().empty() ? "" : ", others skipped",
+                  ".\n");
   return out;
 }
 
 int RunDiagnose(const CommandContext& ctx, const DiagnoseFlags& flags, const std::vector<std::string>& args) {
   if (!args.empty()) {
     std::cerr << "rocectl: diagnose takes no arguments (got '" << args[0] << "'; use --checks NAMES)\n";
-    return 2;
+    return kExitUsage;
   }
   roced::v1::DiagnoseRequest req;
   for (absl::string_view name : absl::StrSplit(flags.checks, ',', absl::SkipWhitespace())) {
@@ -59,18 +85,16 @@ int RunDiagnose(const CommandContext& ctx, const DiagnoseFlags& flags, const std
   roced::v1::DiagnoseResponse resp;
   grpc::Status s = stub->Diagnose(&cctx, req, &resp);
   if (!s.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(s, ctx) << "\n";
-    return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? 2 : 1;
+    // An unknown check name is the caller's usage error.
+    if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) return Fail(ctx, DescribeRpcError(s, ctx), kExitUsage);
+    return FailRpc(ctx, s);
   }
   if (ctx.output == Output::kTable) {
     std::cout << DiagnoseText(resp);
   } else {
     std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
   }
-  for (const auto& f : resp.findings()) {
-    if (f.severity() == roced::v1::SEVERITY_ERROR) return 1;
-  }
-  return 0;
+  return DiagnoseExitCode(resp);
 }
 
 CommandRun BindDiagnose(util::ArgParser* parser) {

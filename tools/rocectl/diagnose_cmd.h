@@ -15,13 +15,16 @@ struct DiagnoseFlags {
 };
 void RegisterDiagnoseFlags(DiagnoseFlags* flags, util::ArgParser* parser);
 
-// Exit status: 0 when no finding is an error, 1 when one is (or the call
-// failed), 2 on usage errors.
+// Exit status (commands.h's table): 0 when no finding is an error, 1 when
+// one is or no check ran, 2 on usage errors (an unknown check), 3 when the
+// call failed.
 int RunDiagnose(const CommandContext& ctx, const DiagnoseFlags& flags, const std::vector<std::string>& args);
+int DiagnoseExitCode(const roced::v1::DiagnoseResponse& response);
 
-// The findings as on-call reads them: one block per finding with severity,
-// check, object and summary, then the detail and the remedy; a last line
-// counting them by severity.
+// The findings as on-call reads them: the skipped checks with why, one
+// block per finding with severity, check, object and summary, then the
+// detail and the remedy; a last line counting them by severity and the
+// checks that ran. "passed" only for checks that ran.
 std::string DiagnoseText(const roced::v1::DiagnoseResponse& response);
 
 }  // namespace roced::ctl

@@ -78,7 +78,7 @@ int RunEvents(const CommandContext& ctx, const EventsFlags& flags, const std::ve
   }
   std::cerr << "rocectl: events: " << (st.ok() ? "the agent ended the stream" : DescribeRpcError(st, ctx))
             << " after " << seen << " event(s)\n";
-  return kExitError;
+  return kExitFailed;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "access/grpc_tls.h"
 #include "access/tls_files.h"
 #include "model/defaults.h"
+#include "roced/version.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/format.h"
 #include "tools/rocectl/tls_probe.h"
@@ -33,6 +35,7 @@ struct Globals {
   std::string server_name;
   bool insecure = false;
   bool help = false;
+  bool version = false;
 };
 
 // Defaults from the environment, so on-call need not type them: flags
@@ -69,6 +72,19 @@ void Register(Globals* g, roced::util::ArgParser* p) {
                'o');
   p->AddDuration("timeout", &g->timeout, "DUR", "Deadline for each call to the agent.");
   p->AddBool("help", &g->help, "Print this help, then exit.", 'h');
+  p->AddBool("version", &g->version, "Print rocectl's version, then exit (`rocectl version` asks the agent too).");
+}
+
+// --target HOST (no port) means the agent's default port: HOST:7471, and
+// [ADDR]:7471 for an IPv6 address with or without its brackets.
+std::string WithDefaultPort(const std::string& target) {
+  if (target.empty()) return target;
+  const std::string port = absl::StrCat(":", roced::model::defaults::kGrpcPort);
+  if (target.front() == '[') return target.back() == ']' ? target + port : target;
+  const size_t colons = std::count(target.begin(), target.end(), ':');
+  if (colons == 0) return target + port;
+  if (colons > 1) return absl::StrCat("[", target, "]", port);  // a bare IPv6 address
+  return target;
 }
 
 int UsageError(absl::string_view message) {
@@ -158,6 +174,11 @@ int main(int argc, char** argv) {
   if (absl::Status s = parser.Parse(argc, argv, 1, true, &rest); !s.ok()) {
     return UsageError(s.message());
   }
+  if (g.version && !g.help) {
+    std::cout << "rocectl " << roced::kVersion << " (commit " << roced::kGitCommit << ")\n";
+    return roced::ctl::kExitOk;
+  }
+  g.target = WithDefaultPort(g.target);
   if (g.help) rest.insert(rest.begin(), "help");
   if (rest.empty()) return UsageError("no command given");
   const roced::ctl::Command* command = roced::ctl::FindCommand(rest[0]);
@@ -191,8 +212,9 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<roced::ctl::CommandContext> ctx = MakeContext(g, output);
   if (!ctx.ok()) {
-    std::cerr << "rocectl: " << ctx.status().message() << "\n";
-    return roced::ctl::kExitError;
+    const std::string text = roced::ctl::FailureText(output, ctx.status().message(), roced::ctl::kExitFailed, "");
+    (output == roced::ctl::Output::kTable ? std::cerr : std::cout) << text;
+    return roced::ctl::kExitFailed;
   }
   return run(*ctx, args);
 }

@@ -95,7 +95,7 @@ Gathered FromPrometheus(const CommandContext& ctx, const MeshFlags& flags) {
   absl::StatusOr<MeshFromPrometheus> from = QueryPrometheusMesh(*url, flags.window, ctx.timeout);
   if (!from.ok()) {
     std::cerr << "rocectl: --prometheus " << flags.prometheus << ": " << from.status().message() << "\n";
-    g.exit = kExitError;
+    g.exit = kExitFailed;
     return g;
   }
   if (from->series_unreadable > 0) {
@@ -186,9 +186,10 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
   }
   if (report->agents_answered() == 0) {
     std::cerr << "rocectl: no agent answered: " << (g.answers.empty() ? "" : g.answers[0].error) << "\n";
-    return kExitError;
+    return kExitFailed;
   }
-  return report->suspects().empty() ? kExitOk : kExitError;
+  // Suspects, or no probe to judge by: either is for the caller to look at.
+  return report->suspects().empty() && report->sent() > 0 ? kExitOk : kExitFindings;
 }
 
 }  // namespace

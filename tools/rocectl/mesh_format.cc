@@ -190,6 +190,9 @@ std::string MatrixTable(const roced::v1::MeshReport& r) {
 }
 
 std::string SuspectsText(const roced::v1::MeshReport& r) {
+  // "No suspects" only from probes: without any, nothing was looked at.
+  if (r.agents_answered() == 0) return "No data: no agent answered, so there is nothing to judge.\n";
+  if (r.sent() == 0) return "No data: the agents that answered have sent no mesh probes yet.\n";
   if (r.suspects().empty()) {
     return absl::StrFormat("No suspects: every scope is within the baseline loss (%g).\n", r.baseline_loss());
   }

@@ -141,15 +141,18 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
     status = stub->RunProbe(&call, request, &result);
   }
   if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, ctx) << "\n";
-    return status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kExitUsage : kExitError;
+    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+      return Fail(ctx, DescribeRpcError(status, ctx), kExitUsage);
+    }
+    return FailRpc(ctx, status);
   }
   switch (ctx.output) {
     case Output::kTable: std::cout << ProbeResultText(result); break;
     case Output::kJson: std::cout << ToJson(result); break;
     case Output::kYaml: std::cout << ToYaml(result); break;
   }
-  return result.success() ? kExitOk : kExitError;
+  // A probe that ran and failed is what the caller asked to find out.
+  return result.success() ? kExitOk : kExitFindings;
 }
 
 int RunProbesCommand(const CommandContext& ctx, const ProbeFlags& flags,
@@ -172,10 +175,7 @@ int RunProbesCommand(const CommandContext& ctx, const ProbeFlags& flags,
   call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::ListProbeResultsResponse response;
   grpc::Status status = stub->ListProbeResults(&call, request, &response);
-  if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, ctx) << "\n";
-    return kExitError;
-  }
+  if (!status.ok()) return FailRpc(ctx, status);
   switch (ctx.output) {
     case Output::kTable: std::cout << ProbeHistoryTable(response); break;
     case Output::kJson: std::cout << ToJson(response); break;

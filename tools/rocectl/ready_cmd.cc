@@ -36,10 +36,7 @@ int RunReady(const CommandContext& ctx, const std::vector<std::string>& args) {
   if (!NoArguments("ready", args)) return kExitUsage;
   roced::v1::NodeState state;
   grpc::Status status = FetchState(ctx, &state);
-  if (!status.ok()) {
-    std::cerr << "rocectl ready: " << DescribeRpcError(status, ctx) << "\n";
-    return kExitError;
-  }
+  if (!status.ok()) return FailRpc(ctx, status);
   const model::Readiness r = model::ReadinessOf(state, absl::Now());
   if (ctx.output == Output::kTable) {
     for (const auto& c : r.checks) {
@@ -50,7 +47,7 @@ int RunReady(const CommandContext& ctx, const std::vector<std::string>& args) {
     const std::string doc = ToJson(ReadinessDoc(r));
     std::cout << (ctx.output == Output::kJson ? doc : JsonToYaml(doc));
   }
-  return r.ready ? kExitOk : kExitError;
+  return r.ready ? kExitOk : kExitFindings;
 }
 
 }  // namespace

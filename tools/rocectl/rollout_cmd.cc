@@ -554,7 +554,7 @@ int Runner::Halt() {
   std::cerr << "rocectl: rollout halted: " << who << " failed: " << why << "\n";
   if (untouched > 0) std::cerr << "rocectl: the " << untouched << " node(s) not yet done are untouched\n";
   std::cerr << "rocectl: `rocectl rollout resume` retries the failed node(s) and goes on\n";
-  return kExitError;
+  return kExitFindings;  // the rollout ran; its gates found the config wanting
 }
 
 int Runner::RevertAll() {
@@ -581,7 +581,7 @@ int Runner::RevertAll() {
   if (!kept.empty()) {
     std::cerr << "rocectl: not returned to their previous config: " << absl::StrJoin(kept, "; ") << "\n";
   }
-  return kExitError;
+  return kExitFindings;
 }
 
 // A confirmed node back to the config it had before the rollout.
@@ -685,7 +685,7 @@ int RunStatus(const CommandContext& ctx, const std::string& path) {
               << (absl::IsNotFound(state.status()) ? absl::StrCat("no rollout state at ", path, " (--state FILE)")
                                                    : std::string(state.status().message()))
               << "\n";
-    return kExitError;
+    return kExitFailed;
   }
   if (ctx.output == Output::kTable) {
     std::cout << RolloutTable(*state);
@@ -702,7 +702,7 @@ int RunFrom(const CommandContext& ctx, const std::string& path, RolloutState sta
   RolloutStateWriter writer(path);
   if (absl::Status s = fresh ? writer.Start(&state) : writer.Snapshot(&state); !s.ok()) {
     std::cerr << "rocectl: --state: " << s.message() << "\n";
-    return kExitError;
+    return kExitFailed;
   }
   Progress progress(ViewFor(ctx));
   Runner runner(ctx, &writer, std::move(state), &progress);
@@ -713,19 +713,19 @@ int RunFrom(const CommandContext& ctx, const std::string& path, RolloutState sta
 
 int RunResume(const CommandContext& ctx, const std::string& path) {
   const int lock = LockState(path);
-  if (lock < 0) return kExitError;
+  if (lock < 0) return kExitFailed;
   absl::StatusOr<RolloutState> state = LoadRolloutState(path);
   if (!state.ok()) {
     std::cerr << "rocectl: rollout resume: "
               << (absl::IsNotFound(state.status()) ? absl::StrCat("no rollout state at ", path, " (--state FILE)")
                                                    : std::string(state.status().message()))
               << "\n";
-    return kExitError;
+    return kExitFailed;
   }
   if (!Unfinished(*state)) {
     std::cerr << "rocectl: rollout resume: nothing to resume: the rollout in " << path << " is "
               << PhaseName(state->phase()) << "\n";
-    return state->phase() == roced::v1::ROLLOUT_PHASE_DONE ? kExitOk : kExitError;
+    return state->phase() == roced::v1::ROLLOUT_PHASE_DONE ? kExitOk : kExitFindings;
   }
   if (int n = ResetFailedForRetry(&*state); n > 0) {
     std::cerr << "rocectl: rollout resume: retrying " << n << " failed node(s)\n";
@@ -780,7 +780,7 @@ absl::StatusOr<RolloutState> NewRollout(const RolloutFlags& flags, int* rc) {
   if (!max_unavailable.ok()) return max_unavailable.status();
   auto batches = PlanBatches(targets.size(), flags.canary, *max_unavailable);
   if (!batches.ok()) return batches.status();
-  *rc = kExitError;
+  *rc = kExitFailed;
   auto config = LoadNodeConfig(flags.file);
   if (!config.ok()) return config.status();
   RolloutState state = NewRolloutState(targets, *batches);
@@ -809,21 +809,21 @@ int RunStart(const CommandContext& ctx, const RolloutFlags& flags, const std::st
   absl::StatusOr<RolloutState> state = NewRollout(flags, &rc);
   if (!state.ok()) {
     if (absl::IsCancelled(state.status())) return rc;
-    const bool issues = rc == kExitError && absl::IsInvalidArgument(state.status());
+    const bool issues = rc == kExitFailed && absl::IsInvalidArgument(state.status());
     std::cerr << (issues ? "" : "rocectl: ") << state.status().message() << (issues ? "" : "\n");
     return rc;
   }
   const int lock = LockState(path);
-  if (lock < 0) return kExitError;
+  if (lock < 0) return kExitFailed;
   if (absl::StatusOr<RolloutState> old = LoadRolloutState(path); !old.ok() && !absl::IsNotFound(old.status())) {
     std::cerr << "rocectl: rollout: " << old.status().message() << "; remove it to start a new rollout\n";
-    return kExitError;
+    return kExitFailed;
   } else if (old.ok() && Unfinished(*old)) {
     std::cerr << "rocectl: rollout: " << path << " holds an unfinished rollout of " << old->config_path()
               << " (phase " << PhaseName(old->phase())
               << "): `rocectl rollout resume` finishes it and `rocectl rollout status` shows it; remove the "
                  "file to start a new one\n";
-    return kExitError;
+    return kExitFailed;
   }
   return RunFrom(ctx, path, *std::move(state), /*fresh=*/true);
 }

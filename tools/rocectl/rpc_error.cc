@@ -1,3 +1,7 @@
+#include <google/protobuf/struct.pb.h>
+
+#include <iostream>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tools/rocectl/commands.h"
@@ -53,6 +57,34 @@ std::string DescribeRpcError(const grpc::Status& s, const CommandContext& ctx) {
     }
   }
   return DescribeRpcError(s, ctx.where);
+}
+
+std::string FailureText(Output output, absl::string_view message, int exit_code, absl::string_view grpc_code) {
+  if (output == Output::kTable) return absl::StrCat("rocectl: ", message, "\n");
+  google::protobuf::Struct doc;
+  auto& error = *(*doc.mutable_fields())["error"].mutable_struct_value()->mutable_fields();
+  error["message"].set_string_value(std::string(message));
+  error["exitCode"].set_number_value(exit_code);
+  if (!grpc_code.empty()) error["grpcCode"].set_string_value(std::string(grpc_code));
+  return output == Output::kJson ? ToJson(doc) : ToYaml(doc);
+}
+
+int Fail(const CommandContext& ctx, absl::string_view message, int exit_code) {
+  const std::string text = FailureText(ctx.output, message, exit_code, "");
+  (ctx.output == Output::kTable ? std::cerr : std::cout) << text;
+  return exit_code;
+}
+
+int FailRpc(const CommandContext& ctx, const grpc::Status& status) {
+  static constexpr absl::string_view kCodes[] = {
+      "OK",           "CANCELLED",         "UNKNOWN",        "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+      "OUT_OF_RANGE", "UNIMPLEMENTED",     "INTERNAL",       "UNAVAILABLE",      "DATA_LOSS",         "UNAUTHENTICATED"};
+  const int code = static_cast<int>(status.error_code());
+  const absl::string_view name = code >= 0 && code < 17 ? kCodes[code] : "UNKNOWN";
+  const std::string text = FailureText(ctx.output, DescribeRpcError(status, ctx), kExitFailed, name);
+  (ctx.output == Output::kTable ? std::cerr : std::cout) << text;
+  return kExitFailed;
 }
 
 }  // namespace roced::ctl

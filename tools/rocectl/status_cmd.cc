@@ -25,10 +25,7 @@ int RunStatus(const CommandContext& ctx, const std::vector<std::string>& args) {
   if (!NoArguments("status", args)) return kExitUsage;
   roced::v1::NodeState state;
   grpc::Status status = FetchState(ctx, &state);
-  if (!status.ok()) {
-    std::cerr << "rocectl: " << DescribeRpcError(status, ctx) << "\n";
-    return kExitError;
-  }
+  if (!status.ok()) return FailRpc(ctx, status);
   switch (ctx.output) {
     case Output::kTable: std::cout << StatusTable(state); break;
     case Output::kJson: std::cout << ToJson(state); break;

@@ -29,7 +29,7 @@ int RunVersion(const CommandContext& ctx, const std::vector<std::string>& args) 
                                    status.ok() ? ToJson(state.agent()) : "null", "}\n");
     std::cout << (ctx.output == Output::kJson ? doc : JsonToYaml(doc));
   }
-  return status.ok() ? kExitOk : kExitError;
+  return status.ok() ? kExitOk : kExitFailed;
 }
 
 }  // namespace

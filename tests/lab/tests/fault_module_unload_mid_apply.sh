@@ -32,7 +32,7 @@ rec_apply_interrupted "$PRIO4" 'rmmod roce_dcbtest && echo unloaded'
 grep -q '^unloaded' <<<"$REC_FAULT_OUT" || fail "rmmod failed: $REC_FAULT_OUT"
 log "apply with the module unloaded mid-way: rocectl exit $REC_RC"
 printf '%s\n' "$REC_OUT" | sed 's/^/    /'
-((REC_RC == 1)) || fail "rocectl apply exit status $REC_RC (want 1: the apply failed)"
+((REC_RC == 3)) || fail "rocectl apply exit status $REC_RC (want 3: the apply failed)"
 grep -qiE 'fail|not supported|rolled back' <<<"$REC_OUT" || fail "rocectl does not say the apply failed:
 $REC_OUT"
 

@@ -33,7 +33,7 @@ rec_apply_interrupted "$PRIO4" '(rdma link delete rxe0; echo "deleted rc $?") > 
 sleep 0.5'
 log "apply with rxe0 deleted mid-way: rocectl exit $REC_RC"
 printf '%s\n' "$REC_OUT" | sed 's/^/    /'
-((REC_RC == 1)) || fail "rocectl apply exit status $REC_RC (want 1: a step on the removed device failed)"
+((REC_RC == 3)) || fail "rocectl apply exit status $REC_RC (want 3: a step on the removed device failed)"
 grep -A4 'rxe0/1 roce.default_tos' <<<"$REC_OUT" | grep -q 'FAILED' ||
   fail "rocectl does not say the rxe0 step failed"
 deadline=$((SECONDS + 20))

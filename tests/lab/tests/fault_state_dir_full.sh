@@ -54,7 +54,7 @@ apply_refused() {
   local rc=0 out st
   out=$(rctl apply -f "$LOSSLESS" 2>&1) || rc=$?
   log "$1: rocectl exit $rc: $(tail -n 1 <<<"$out")"
-  ((rc == 1)) || fail "$1: rocectl apply exit status $rc (want 1):
+  ((rc == 3)) || fail "$1: rocectl apply exit status $rc (want 3):
 $out"
   grep -qE "$2" <<<"$out" || fail "$1: rocectl does not say /$2/:
 $out"

@@ -71,7 +71,7 @@ SMALL=$(buffers_cfg small 3 "0, 0, 0, 1, 0, 0, 0, 0" "262144, 20000, 0, 0, 0, 0,
 lsh "$REC_NODE" "echo 0 > $DCBT/calls"
 rc=0
 out=$(rctl apply -f "$SMALL" 2>&1) || rc=$?
-expect_eq "rocectl apply exit status (lossless buffer too small)" 1 "$rc"
+expect_eq "rocectl apply exit status (lossless buffer too small)" 3 "$rc"
 # The agent's minimum, at mlx5's lowest speed (40 Gb/s) for the reset NIC's
 # 7 m cable and MTU 1500: xoff (301 + 216 * 7 / 100) * 40 + 272 * 1500 / 100
 # = 16720, + max(MTU, 9216) + one 128-byte cell = 26064.
@@ -125,7 +125,7 @@ EOF
 )
 rc=0
 out=$(rctl apply -f "$PFC3" 2>&1) || rc=$?
-expect_eq "rocectl apply exit status (PFC over a too small manual layout)" 1 "$rc"
+expect_eq "rocectl apply exit status (PFC over a too small manual layout)" 3 "$rc"
 grep -A5 "~ eth0 qos.pfc\$" <<<"$out" | grep -q "= FAILED: .*Cannot allocate memory" ||
   fail "the PFC step did not fail with ENOMEM:
 $out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `rocectl apply --dry-run` of a different file prints its plan (every step
-# it would take) and changes nothing: same node state, no DCB SET reached the
-# driver, same accepted generation.
+# it would take), exits 1 (a difference, as diff(1)) and changes nothing:
+# same node state, no DCB SET reached the driver, same accepted generation.
 source "$(dirname "$0")/reconcile_lib.sh"
 rec_reset
 
@@ -11,7 +11,9 @@ lx "$REC_NODE" sh -c "echo 0 > $DCBT/calls"
 before=$(rec_snapshot)
 calls_before=$(rec_calls)
 
-out=$(rctl apply --dry-run -f "$PRIO4") || fail "dry run failed: $out"
+rc=0
+out=$(rctl apply --dry-run -f "$PRIO4") || rc=$?
+expect_eq "dry-run exit status with a difference (1, as diff(1))" 1 "$rc"
 grep -q "dry run, nothing changed" <<<"$out" || fail "no dry-run plan printed:
 $out"
 for f in qos.dscp_to_priority qos.ets qos.pfc qos.ecn.np_priorities qos.ecn.rp_priorities; do
@@ -34,7 +36,9 @@ CM_DEV=/sys/kernel/config/rdma_cm/rxe0
 lx "$REC_NODE" test -d /sys/kernel/config/rdma_cm ||
   skip "node, DCB calls and generation unchanged, but node1 has no configfs rdma_cm: the rdma_cm group check is not tested"
 lsh "$REC_NODE" "rmdir $CM_DEV 2>/dev/null || true"
-out=$(rctl apply --dry-run -f "$PRIO4") || fail "dry run without the rdma_cm group failed: $out"
+rc=0
+out=$(rctl apply --dry-run -f "$PRIO4") || rc=$?
+expect_eq "dry-run exit status without the rdma_cm group" 1 "$rc"
 grep -q "roce.default_tos" <<<"$out" || fail "the dry run did not read roce.default_tos:
 $out"
 lx "$REC_NODE" test ! -e "$CM_DEV" || fail "the dry run left $CM_DEV behind"

@@ -15,7 +15,7 @@ before=$(rec_snapshot)
 rc=0
 out=$(rctl apply -f "$cfgfile" 2>&1) || rc=$?
 lx "$REC_NODE" sh -c "echo 0 > $DCBT/refuse_pfc"
-expect_eq "rocectl apply exit status" 1 "$rc"
+expect_eq "rocectl apply exit status" 3 "$rc"
 grep -q "Apply failed; every step was rolled back" <<<"$out" || fail "rocectl did not say it rolled back:
 $out"
 grep -q "= FAILED: eth0: set PFC refused by the driver" <<<"$out" || fail "the PFC step is not the FAILED one:

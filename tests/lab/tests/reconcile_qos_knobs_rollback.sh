@@ -20,7 +20,7 @@ refused() {
   knobs=$(rec_knobs)
   out=$(rctl apply -f "$file" 2>&1) || rc=$?
   [[ -z $control ]] || lx "$REC_NODE" sh -c "echo 0 > $DCBT/$control"
-  expect_eq "rocectl apply exit status (${control:-oversize})" 1 "$rc"
+  expect_eq "rocectl apply exit status (${control:-oversize})" 3 "$rc"
   grep -q "Apply failed; every step was rolled back" <<<"$out" || fail "${control:-oversize}: no rollback said:
 $out"
   grep -A4 "~ eth0 $failed\$" <<<"$out" | grep -q "= FAILED" || fail "${control:-oversize}: $failed is not the FAILED step:
