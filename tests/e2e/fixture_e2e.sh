@@ -202,6 +202,9 @@ kill -HUP "$PID"
 wait_events 3
 gen=$("$BIN/rocectl" --socket "$SOCK" -o json status | python3 -c 'import json,sys; c=json.load(sys.stdin)["config"]; print(c["generation"], c["mode"])')
 check "good config on SIGHUP is accepted (generation 2)" test "$gen" = "2 MODE_ENFORCE"
+"$BIN/rocectl" --socket "$SOCK" get config >"$WORK/got.yaml"
+check "rocectl get config: generation 2, YAML that apply --dry-run takes back as no change (exit 0)" \
+  sh -c "grep -q '^# generation 2 ' '$WORK/got.yaml' && '$BIN/rocectl' --socket '$SOCK' apply --dry-run -f '$WORK/got.yaml' | grep -q '^No changes'"
 rc=0
 wait "$EVENTS" || rc=$?
 check "rocectl events: exit 0 after --count 3" test "$rc" = 0

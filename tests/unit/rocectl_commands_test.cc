@@ -52,7 +52,7 @@ TEST(CommandTable, HoldsEveryCommand) {
 
 TEST(CommandTable, HelpListsEachCommandWithItsBrief) {
   const std::string help = TopLevelHelp();
-  for (const char* section : {"Usage: rocectl ", "\nCommands:\n", "\nOptions: ", "\nExit status: ", "\nExample: rocectl "}) {
+  for (const char* section : {"Usage: rocectl ", "\nCommands (", "\nOptions: ", "\nExit status: ", "\nExample: rocectl "}) {
     EXPECT_THAT(help, HasSubstr(section));
   }
   for (const Command& c : Commands()) {

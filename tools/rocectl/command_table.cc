@@ -33,6 +33,10 @@ const std::vector<Command>& Commands() {
        "per field) and agent health.",
        BindStatus, true, "the node: devices, ports, GIDs, PCIe, config, health",
        "--target 10.0.0.11:7471 -o json status"},
+      {"get", "get config",
+       "The config in force as NodeConfig YAML (its generation in a comment),\n"
+       "in the form `rocectl apply -f` takes back; -o json: the proto3 JSON.",
+       BindGet, true, "the config in force, as YAML that apply takes back", "get config > node.yaml"},
       {"apply",
        "apply -f FILE [--dry-run] [--confirm-timeout DUR | --confirm-policy SPEC|FILE] [--expected-generation N]",
        "Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
@@ -180,15 +184,14 @@ std::string TopLevelHelp() {
       "Usage: rocectl [--target HOST:PORT | --socket PATH] [-o table|json|yaml] COMMAND\n"
       "rocectl controls and inspects the roced RoCE node agent.\n"
       "\n"
-      "Commands:\n",
+      "Commands (each with --help; all options: rocectl help options):\n",
       commands,
-      "\n"
       "Options: --target HOST:PORT (else the unix --socket PATH), with mutual TLS\n"
       "  --ca, --cert, --key FILE ($ROCECTL_CA, ...), --server-name NAME, or\n"
       "  --insecure; -o table|json|yaml; --timeout DUR; -h, --help.\n"
       "Exit status: 0 ok, 1 findings (or a diff), 2 usage, 3 failed or unreachable.\n"
       "Example: rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort, " -o json diagnose\n"
-      "More: rocectl COMMAND --help, rocectl help options, docs/api.md.\n");
+      "Reference: docs/api.md.\n");
 }
 
 std::string OptionsHelp(const std::string& options) {

@@ -116,6 +116,7 @@ std::string CommandHelp(const Command& command, const std::string& flags);
 
 // The commands' binders, one per <name>_cmd.cc, for the table.
 CommandRun BindStatus(util::ArgParser* parser);
+CommandRun BindGet(util::ArgParser* parser);
 CommandRun BindReady(util::ArgParser* parser);
 CommandRun BindVersion(util::ArgParser* parser);
 CommandRun BindApply(util::ArgParser* parser);
