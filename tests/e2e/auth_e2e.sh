@@ -94,8 +94,8 @@ check "viewer certificate: status" tcp viewer status
 check "viewer apply: one line naming the method and the role needed" \
   one_line "permission denied by the agent at 127.0.0.1:$GRPC_PORT: /roced.v1.Agent/ApplyConfig needs the admin role; viewer.test has viewer" \
   tcp viewer apply -f "$WORK/roced.yaml"
-check "no client certificate: one line" \
-  one_line "did not accept us as a caller: no client certificate" \
+check "no client certificate: one line asking for one" \
+  one_line "the agent requires a client certificate: give --cert and --key" \
   "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" status
 check "a certificate of another CA: the agent refused it" \
   one_line "the agent refused this client's certificate" tcp other status
