@@ -74,8 +74,10 @@ tcp() {  # tcp WHO ARGS...: rocectl over TCP with WHO's certificate
   "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" --cert "$C/$who.crt" --key "$C/$who.key" "$@"
 }
 # within2s CMD...: CMD succeeds within 2 s (rocectl's own deadline, and the clock).
+LAST_MS=-1
 within2s() {
   local t0 t1
+  LAST_MS=-1
   t0=$(date +%s%N)
   timeout 3 "$@" --timeout 2s version >"$WORK/within.out" 2>&1 || { cat "$WORK/within.out"; return 1; }
   t1=$(date +%s%N)
