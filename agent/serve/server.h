@@ -55,8 +55,9 @@ inline constexpr int kMaxServerThreads = 256;
 // threads of their own: nothing a TCP caller does can take them (a TCP
 // caller stalling every TCP thread left `rocectl --socket` without an
 // answer). Local callers are root, the socket's group and, when the access
-// policy gives them a role, other local users.
-inline constexpr int kMaxUnixServerThreads = 64;
+// policy gives them a role, other local users. 128: every WatchState stream
+// the event bus allows (64) with as many threads again for other calls.
+inline constexpr int kMaxUnixServerThreads = 128;
 // Calls in flight from one TCP identity (a certificate's first SAN, or a
 // plaintext host under --insecure), counted from when the gate knows the
 // caller until gRPC has sent the response: beyond, RESOURCE_EXHAUSTED
