@@ -51,8 +51,8 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
   p->AddString("tls-key", &f->tls_key, "FILE", "PEM private key of --tls-cert (reloaded with it).");
   p->AddString("tls-client-ca", &f->tls_client_ca, "FILE",
                "PEM CA bundle that client certificates must chain to; also verifies peer agents' "
-               "certificates. A caller without a certificate gets UNAUTHENTICATED; one with a "
-               "certificate of another CA or an expired one fails the TLS handshake.");
+               "certificates. A caller without a certificate, with one of another CA or with an "
+               "expired one fails the TLS handshake.");
   p->AddString("access-file", &f->access_file, "FILE",
                "Access policy (YAML, kind: AccessPolicy): the roles (viewer, operator, admin, "
                "peer) of certificate identities (SAN DNS/URI or CN, '*' wildcards), of unix "

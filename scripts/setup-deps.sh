@@ -21,6 +21,8 @@ PKGS=(
   rdma-core ibverbs-utils perftest iproute2 ethtool kmod
   # test tools: promtool (metrics format checks), curl (scrapes), systemd-analyze
   prometheus curl systemd python3 python3-yaml
+  # the gRPC flow-control stall test's raw HTTP/2 client (tests/e2e/grpc_stall.py)
+  python3-h2
   # ping: the neighbour tests make the kernel resolve an address (netns, lab)
   iputils-ping
   # the routed lab's fabric faults (nft in the ToR and spine namespaces: the

@@ -115,6 +115,17 @@ grpc::Status Gate::Serve(grpc::ServerContext* context, absl::string_view method,
   AuditNote note;
   absl::Status allowed = caller.identified;
   if (allowed.ok()) allowed = access::Authorize(method, caller.roles, util::EscapeForLog(caller.identity, 128));
+  const bool tcp = caller.transport == Caller::Transport::kTls || caller.transport == Caller::Transport::kInsecure;
+  if (allowed.ok() && tcp && limits_ != nullptr) {
+    // Refused at once, before the handler does any work; logged by the
+    // limits once per episode, not per call (a stalling caller retries).
+    allowed = limits_->Admit(context, caller.identity);
+    if (!allowed.ok()) {
+      grpc::Status refused(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(allowed.message()));
+      Record(caller, method, refused, note, mutating);
+      return refused;
+    }
+  }
   if (!allowed.ok()) {
     grpc::Status refused(static_cast<grpc::StatusCode>(allowed.code()), std::string(allowed.message()));
     LOG_WARNING << "refused " << method << " from " << util::EscapeForLog(caller.identity, 128) << ": "

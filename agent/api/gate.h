@@ -1,7 +1,8 @@
 // The one place every RPC passes before its handler runs: who the caller
 // is (TLS client certificate, unix socket credentials, or a plaintext
 // TCP caller under --insecure), whether its roles allow the method
-// (access::MethodRules), and the record of it: roced_api_requests_total
+// (access::MethodRules), whether a TCP caller is within its calls in
+// flight (CallLimits), and the record of it: roced_api_requests_total
 // for every call, the audit log for mutating ones and for every refusal.
 //
 // gRPC C++ server interceptors cannot refuse a call (they observe, they
@@ -24,6 +25,7 @@
 
 #include "access/policy.h"
 #include "agent/api/audit_log.h"
+#include "agent/api/call_limits.h"
 #include "agent/api/unix_peers.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
@@ -67,6 +69,9 @@ class Gate {
 
   // The unix socket's group (set before serving).
   void set_socket_group(gid_t group) { options_.socket_group = group; }
+  // The bound on TCP callers' calls in flight (null: none). Set before
+  // serving; must outlive the gate's calls.
+  void set_call_limits(CallLimits* limits) { limits_ = limits; }
 
   // Who is calling on `context`.
   Caller Identify(const grpc::ServerContext& context) const;
@@ -84,6 +89,7 @@ class Gate {
   GateOptions options_;
   const UnixPeers* unix_peers_;
   AuditLog* audit_;
+  CallLimits* limits_ = nullptr;
   prometheus::Family<prometheus::Counter>* requests_ = nullptr;
 };
 

@@ -9,7 +9,10 @@
 // Check answers the status now, NOT_FOUND for a service never set. Watch
 // sends the status now (SERVICE_UNKNOWN for a service never set), then each
 // change, until the caller cancels or Shutdown; at most kMaxWatchers at once
-// (a watcher holds a server thread), RESOURCE_EXHAUSTED beyond. Thread-safe.
+// (a watcher holds a server thread), RESOURCE_EXHAUSTED beyond. The TCP and
+// the unix server have one each, so TCP callers cannot take the socket's
+// watchers; a watcher whose client stops reading is cancelled after
+// kMaxSendStall (agent/serve/server.h). Thread-safe.
 #pragma once
 
 #include <map>

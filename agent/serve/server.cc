@@ -10,6 +10,7 @@
 #include "access/grpc_tls.h"
 
 #include <filesystem>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -72,10 +73,10 @@ Server::Server(ServedParts parts, ServerOptions options)
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
-void ApplyServerLimits(grpc::ServerBuilder* builder) {
+void ApplyServerLimits(grpc::ServerBuilder* builder, int max_threads) {
   builder->SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
-  grpc::ResourceQuota quota("roced");
-  quota.SetMaxThreads(kMaxServerThreads);
+  grpc::ResourceQuota quota(absl::StrCat("roced-", max_threads, "-threads"));
+  quota.SetMaxThreads(max_threads);
   builder->SetResourceQuota(quota);
   builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxConcurrentStreamsPerConnection);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToMs(kKeepaliveTime));
@@ -140,48 +141,86 @@ absl::Status Server::Start() {
   return metrics;
 }
 
+std::string Server::Listening() const {
+  return absl::StrCat(options_.grpc_listen.empty()
+                          ? "no TCP listener"
+                          : absl::StrCat("listening on port ", grpc_port_,
+                                         options_.insecure ? " (plaintext)" : " (mutual TLS)"),
+                      options_.socket_path.empty() ? "" : " and " + options_.socket_path);
+}
+
 absl::Status Server::StartGrpc() {
   if (options_.reflection) RETURN_IF_ERROR(EnableReflection());
-  grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
-  // the same port and split the traffic; a busy port must be an error.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  ApplyServerLimits(&builder);
+  limits_ = std::make_unique<CallLimits>(options_.call_limits, [this](bool healthy, const std::string& why) {
+    agent_->SetComponentHealth("grpc", healthy, healthy ? Listening() : absl::StrCat(why, "; ", Listening()));
+  });
+  gate_.set_call_limits(limits_.get());
   if (!options_.grpc_listen.empty()) {
+    grpc::ServerBuilder builder;
+    // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
+    // the same port and split the traffic; a busy port must be an error.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    ApplyServerLimits(&builder, kMaxServerThreads);
     builder.AddListeningPort(options_.grpc_listen,
                              options_.insecure ? grpc::InsecureServerCredentials()
                                                : access::ServerTlsCredentials(options_.tls,
                                                                               options_.tls_reload_interval_seconds),
                              &grpc_port_);
-  }
-  if (!options_.socket_path.empty()) {
-    UnixListenerOptions uo{options_.socket_path, static_cast<gid_t>(-1), !options_.policy.socket_other.empty(),
-                           &unix_peers_};
-    if (!options_.socket_group.empty()) {
-      ASSIGN_OR_RETURN(uo.group, LookUpGroup(options_.socket_group));
-      gate_.set_socket_group(uo.group);
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(limits_->Factory(/*tcp=*/true));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+    builder.RegisterService(&agent_service_);
+    builder.RegisterService(&peer_service_);
+    builder.RegisterService(&health_);
+    grpc_ = builder.BuildAndStart();
+    if (grpc_ == nullptr || grpc_port_ == 0) {
+      grpc_.reset();
+      return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_listen,
+                                                 " (address in use or not available?)"));
     }
-    unix_ = std::make_unique<UnixListener>(uo);
-    RETURN_IF_ERROR(unix_->Bind());
   }
+  if (absl::Status unix = StartUnix(); !unix.ok()) {
+    if (grpc_) {
+      grpc_->Shutdown();
+      grpc_->Wait();
+      grpc_.reset();
+    }
+    return unix;
+  }
+  for (const char* service : {"", "roced.v1.Agent", "roced.v1.ProbePeer"}) {
+    health_.SetServingStatus(service, true);
+    unix_health_.SetServingStatus(service, true);
+  }
+  agent_->SetComponentHealth("grpc", true, Listening());
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartUnix() {
+  if (options_.socket_path.empty()) return absl::OkStatus();
+  UnixListenerOptions uo{options_.socket_path, static_cast<gid_t>(-1), !options_.policy.socket_other.empty(),
+                         &unix_peers_};
+  if (!options_.socket_group.empty()) {
+    ASSIGN_OR_RETURN(uo.group, LookUpGroup(options_.socket_group));
+    gate_.set_socket_group(uo.group);
+  }
+  unix_ = std::make_unique<UnixListener>(uo);
+  RETURN_IF_ERROR(unix_->Bind());
+  // A server of its own (no listening port: the listener hands it the
+  // connections), with its own threads.
+  grpc::ServerBuilder builder;
+  ApplyServerLimits(&builder, kMaxUnixServerThreads);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(limits_->Factory(/*tcp=*/false));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&agent_service_);
   builder.RegisterService(&peer_service_);
-  builder.RegisterService(&health_);
-  grpc_ = builder.BuildAndStart();
-  if (grpc_ == nullptr || (!options_.grpc_listen.empty() && grpc_port_ == 0)) {
-    grpc_.reset();
+  builder.RegisterService(&unix_health_);
+  unix_grpc_ = builder.BuildAndStart();
+  if (unix_grpc_ == nullptr) {
     unix_.reset();
-    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_listen,
-                                               " (address in use or not available?)"));
+    return absl::UnavailableError(absl::StrCat("cannot start the gRPC server for ", options_.socket_path));
   }
-  if (unix_) unix_->Serve(grpc_.get());
-  for (const char* service : {"", "roced.v1.Agent", "roced.v1.ProbePeer"}) health_.SetServingStatus(service, true);
-  agent_->SetComponentHealth(
-      "grpc", true,
-      absl::StrCat(options_.grpc_listen.empty() ? "no TCP listener"
-                                                : absl::StrCat("listening on port ", grpc_port_,
-                                                               options_.insecure ? " (plaintext)" : " (mutual TLS)"),
-                   options_.socket_path.empty() ? "" : " and " + options_.socket_path));
+  unix_->Serve(unix_grpc_.get());
   return absl::OkStatus();
 }
 
@@ -214,17 +253,23 @@ absl::Status Server::StartMetrics() {
 void Server::Shutdown(absl::Duration grace) {
   agent_service_.Shutdown();
   health_.Shutdown();
+  unix_health_.Shutdown();
   // No new local connections while gRPC winds down.
   if (unix_) unix_->Stop();
   // Running probes end (cancelled) and responder endpoints are released
   // first, so RunProbe calls in flight do not hold up the gRPC shutdown.
   if (probes_) probes_->Stop();
-  if (grpc_) {
-    grpc_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
-    grpc_->Wait();
-    grpc_.reset();
+  const auto deadline = std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace);
+  for (std::unique_ptr<grpc::Server>* server : {&grpc_, &unix_grpc_}) {
+    if (*server == nullptr) continue;
+    (*server)->Shutdown(deadline);
+    (*server)->Wait();
+    server->reset();
   }
   unix_.reset();
+  // After both servers: no interceptor is left to tell the limits anything.
+  gate_.set_call_limits(nullptr);
+  limits_.reset();
   metrics_endpoint_.reset();
 }
 

@@ -1,5 +1,6 @@
-// Serves the agent's parts: the gRPC server (TCP and unix socket, with
-// grpc.health.v1 and server reflection) and the Prometheus endpoint. It
+// Serves the agent's parts: two gRPC servers, one for TCP and one for the
+// unix socket, each with its own threads (both with grpc.health.v1 and
+// server reflection) and the Prometheus endpoint. It
 // builds nothing it serves: main() (or a test) makes the Agent and the
 // runtimes and hands them over; they must outlive the Server.
 #pragma once
@@ -17,6 +18,7 @@
 #include "agent/core/agent.h"
 #include "agent/api/agent_service.h"
 #include "agent/api/audit_log.h"
+#include "agent/api/call_limits.h"
 #include "agent/api/gate.h"
 #include "agent/api/health_service.h"
 #include "agent/serve/unix_listener.h"
@@ -41,13 +43,35 @@ namespace roced::agent {
 // longest names and addresses) encodes to well under 1 MiB; gRPC refuses a
 // larger message (RESOURCE_EXHAUSTED) before it is parsed.
 inline constexpr int kMaxReceiveMessageBytes = 1 << 20;
-// Threads serving calls at once, over every connection. WatchState streams
-// hold one each (at most EventBus::kMaxSubscribers, 64), RunProbe one for a
-// probe's run (at most probes.max_concurrent, 64, run at once; more are
-// refused at once), unary calls a few milliseconds. 256 covers those with
-// room for bursts; past it gRPC answers RESOURCE_EXHAUSTED instead of
-// starting more threads.
+// Threads serving calls at once on the TCP server, over every connection.
+// WatchState streams hold one each (at most EventBus::kMaxSubscribers, 64),
+// RunProbe one for a probe's run (at most probes.max_concurrent, 64, run at
+// once; more are refused at once), unary calls a few milliseconds. 256
+// covers those with room for bursts; past it gRPC answers
+// RESOURCE_EXHAUSTED ("Server Threadpool Exhausted") instead of starting
+// more threads.
 inline constexpr int kMaxServerThreads = 256;
+// The unix socket and its health service are a second gRPC server with
+// threads of their own: nothing a TCP caller does can take them (a TCP
+// caller stalling every TCP thread left `rocectl --socket` without an
+// answer). Local callers are root, the socket's group and, when the access
+// policy gives them a role, other local users. 128: every WatchState stream
+// the event bus allows (64) with as many threads again for other calls.
+inline constexpr int kMaxUnixServerThreads = 128;
+// Calls in flight from one TCP identity (a certificate's first SAN, or a
+// plaintext host under --insecure), counted from when the gate knows the
+// caller until gRPC has sent the response: beyond, RESOURCE_EXHAUSTED
+// before the handler runs. One identity never holds more than an eighth of
+// the TCP threads.
+inline constexpr int kMaxCallsPerIdentity = 32;
+// Calls in flight over TCP past which the gate refuses every TCP call
+// (RESOURCE_EXHAUSTED): the last 64 of the 256 threads stay for gRPC's
+// pollers, health checks and reflection.
+inline constexpr int kMaxTcpCalls = 192;
+// A send (a streamed message, a unary response) that waits this long for
+// the client's flow-control window is cancelled: a client that stops
+// reading frees its threads after this, on both servers.
+inline constexpr absl::Duration kMaxSendStall = absl::Seconds(20);
 // Concurrent calls on one connection. 100 is HTTP/2's recommended minimum
 // (RFC 9113 section 6.5.2): one client can hold every WatchState stream
 // and still make calls, while one connection cannot take every thread.
@@ -104,6 +128,9 @@ struct ServerOptions {
   // TLS and basic authentication for /metrics (--web.config.file); the
   // default is plain HTTP without authentication.
   WebConfig metrics_web_config;
+  // The bounds on calls in flight and on a stalled send (tests shorten
+  // the stall).
+  CallLimitOptions call_limits{kMaxCallsPerIdentity, kMaxTcpCalls, kMaxSendStall};
 };
 
 // What the Server serves. Not owned.
@@ -136,7 +163,7 @@ class Server {
   // socket dir) nothing is left listening and the error names the address.
   absl::Status Start();
   // Ends watch streams (WatchState, health Watch) and running probes (so RunProbe calls in flight do
-  // not hold up the shutdown), stops gRPC (waiting up to `grace` for calls
+  // not hold up the shutdown), stops both gRPC servers (waiting up to `grace` for calls
   // in flight) and the metrics endpoint.
   void Shutdown(absl::Duration grace = absl::Seconds(5));
 
@@ -148,6 +175,10 @@ class Server {
   // certificate files valid. Errors name the flags.
   absl::Status CheckTcpSecurity() const;
   absl::Status StartGrpc();
+  // The unix socket's own server (none without --socket).
+  absl::Status StartUnix();
+  // What the "grpc" component says while no limit refuses calls.
+  std::string Listening() const;
   absl::Status StartMetrics();
 
   Agent* const agent_;
@@ -162,16 +193,22 @@ class Server {
   Gate gate_;
   AgentService agent_service_;
   ProbePeerService peer_service_;
+  // The TCP server's and the unix server's: a TCP caller cannot take the
+  // unix socket's health Watch slots.
   HealthService health_;
+  HealthService unix_health_;
+  std::unique_ptr<CallLimits> limits_;
   std::unique_ptr<grpc::Server> grpc_;
+  std::unique_ptr<grpc::Server> unix_grpc_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::shared_ptr<metrics::NodeCollector> collector_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
 };
 
-// Sets the bounds above on a ServerBuilder (Server::Start does).
-void ApplyServerLimits(grpc::ServerBuilder* builder);
+// Sets the bounds above on a ServerBuilder (Server::Start does), with a
+// thread budget of `max_threads`.
+void ApplyServerLimits(grpc::ServerBuilder* builder, int max_threads = kMaxServerThreads);
 
 // Whether a listen address is on loopback ("127.0.0.1:7471", "[::1]:7471",
 // "localhost:7471").

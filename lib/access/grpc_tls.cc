@@ -12,7 +12,7 @@ std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(const TlsFiles& fi
   grpc::experimental::TlsServerCredentialsOptions options(provider);
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
-  options.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   return grpc::experimental::TlsServerCredentials(options);
 }
 

@@ -18,10 +18,11 @@ namespace roced::access {
 inline constexpr unsigned kTlsReloadIntervalSeconds = 60;
 
 // TLS for the agent's TCP listener: its certificate and key, and the CA that
-// client certificates must chain to. A client without a certificate still
-// completes the handshake (the API answers it UNAUTHENTICATED, which says
-// more than a failed handshake); one with a certificate the CA does not
-// vouch for, or an expired one, fails the handshake.
+// client certificates must chain to. A client without a certificate, with
+// one the CA does not vouch for, or with an expired one, fails the
+// handshake: no stream of an unauthenticated client reaches the server's
+// threads (before, a cert-less client got a handler thread per call only
+// to be answered UNAUTHENTICATED, and could stall those threads).
 std::shared_ptr<grpc::ServerCredentials> ServerTlsCredentials(
     const TlsFiles& files, unsigned reload_interval_seconds = kTlsReloadIntervalSeconds);
 

@@ -90,11 +90,17 @@ ReadinessCheck Confirmed(const NodeState& state, absl::Time now) {
                        absl::StrJoin(open, "; "))};
 }
 
+ReadinessCheck Grpc(const NodeState& state) {
+  const auto* c = Component(state, "grpc");
+  if (c == nullptr || c->healthy()) return {"grpc", true, "serving calls"};
+  return {"grpc", false, c->message()};
+}
+
 }  // namespace
 
 Readiness ReadinessOf(const NodeState& state, absl::Time now) {
   Readiness r;
-  r.checks = {Discovery(state), StateDir(state), Converged(state), Confirmed(state, now)};
+  r.checks = {Discovery(state), StateDir(state), Converged(state), Confirmed(state, now), Grpc(state)};
   r.ready = true;
   for (const auto& c : r.checks) r.ready = r.ready && c.ok;
   return r;

@@ -13,7 +13,7 @@
 namespace roced::model {
 
 struct ReadinessCheck {
-  std::string name;    // "discovery", "state", "converged", "confirmed"
+  std::string name;    // "discovery", "state", "converged", "confirmed", "grpc"
   bool ok = false;
   std::string detail;  // why, in a line: what holds or what is wrong
 };
@@ -34,7 +34,11 @@ struct Readiness {
 //              names up to 3 fields not in sync;
 //   confirmed  no provisional config awaits ConfirmConfig (or its rollback
 //              at the deadline, relative to `now`); one judged by a
-//              confirm policy names its gates that failed or still wait.
+//              confirm policy names its gates that failed or still wait;
+//   grpc       the gRPC API is not refusing calls for a limit (the "grpc"
+//              component healthy: a caller holding its share of calls in
+//              flight, or all of TCP's, makes it unhealthy with the limit
+//              named, until its calls end).
 Readiness ReadinessOf(const roced::v1::NodeState& state, absl::Time now);
 
 // The Kubernetes /readyz form: "[+]name ok" or "[-]name failed: detail", a

@@ -86,7 +86,7 @@ ready_agrees() {
 import json, sys
 doc, rc, code, body = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3], open(sys.argv[4]).read()
 names = [c["name"] for c in doc["checks"]]
-assert names == ["discovery", "state", "converged", "confirmed"], names
+assert names == ["discovery", "state", "converged", "confirmed", "grpc"], names
 want = [("[+]%s ok" % c["name"]) if c["ok"] else ("[-]%s failed: %s" % (c["name"], c["detail"])) for c in doc["checks"]]
 want.append("readyz check %s" % ("passed" if doc["ready"] else "failed"))
 assert body.splitlines() == want, (body, want)

@@ -578,8 +578,10 @@ TEST_F(AgentServerTest, NamesCallersSendAreBoundedAndQuotedEscaped) {
   EXPECT_EQ(s.error_message(), "netdev: 'eth0\\nERR' has a control character");
 }
 
+// The cap is the agent's, over both servers; on the unix socket, since one
+// TCP identity has at most kMaxCallsPerIdentity (32) calls in flight.
 TEST_F(AgentServerTest, WatchStateBeyondTheSubscriberCapIsRefusedWhileGetStateAnswers) {
-  auto stub = Stub(TcpTarget());
+  auto stub = Stub(UnixTarget());
   struct Watch {
     grpc::ClientContext ctx;
     std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader;
@@ -625,6 +627,62 @@ TEST_F(AgentServerTest, WatchStateBeyondTheSubscriberCapIsRefusedWhileGetStateAn
     if (!watched) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(watched);
+  for (auto& w : watches) w->ctx.TryCancel();
+  for (auto& w : watches) w->reader->Finish();
+}
+
+bool GrpcComponentHealthy(roced::v1::Agent::Stub* stub, std::string* message) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  roced::v1::NodeState state;
+  if (!stub->GetState(&ctx, {}, &state).ok()) return false;
+  for (const auto& c : state.agent().components()) {
+    if (c.name() == "grpc") {
+      *message = c.message();
+      return c.healthy();
+    }
+  }
+  return false;
+}
+
+// One TCP caller holding its 32 calls (streams it does not end) is refused
+// the 33rd, naming the limit, before any handler work; the unix socket
+// answers meanwhile; the "grpc" component says why until a call ends.
+TEST_F(AgentServerTest, OneTcpIdentityPast32CallsInFlightIsRefusedAndReported) {
+  auto stub = Stub(TcpTarget());
+  auto unix_stub = Stub(UnixTarget());
+  struct Watch {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader;
+  };
+  std::vector<std::unique_ptr<Watch>> watches;
+  for (int i = 0; i < kMaxCallsPerIdentity; ++i) {
+    auto w = std::make_unique<Watch>();
+    Deadline(&w->ctx, 60);
+    w->reader = stub->WatchState(&w->ctx, {});
+    roced::v1::StateEvent ev;
+    ASSERT_TRUE(w->reader->Read(&ev)) << "stream " << i;
+    watches.push_back(std::move(w));
+  }
+  grpc::ClientContext get;
+  Deadline(&get);
+  roced::v1::NodeState state;
+  grpc::Status refused = stub->GetState(&get, {}, &state);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr("too many calls in flight from insecure ipv4:127.0.0.1: at most 32 at once per caller"));
+  std::string message;
+  EXPECT_FALSE(GrpcComponentHealthy(unix_stub.get(), &message));  // over the socket: answered
+  EXPECT_THAT(message, HasSubstr("refusing calls: too many calls in flight from insecure ipv4:127.0.0.1"));
+  watches.back()->ctx.TryCancel();
+  watches.back()->reader->Finish();
+  watches.pop_back();
+  bool healthy = false;
+  for (int attempt = 0; attempt < 50 && !healthy; ++attempt) {
+    healthy = GrpcComponentHealthy(unix_stub.get(), &message);
+    if (!healthy) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(healthy) << message;
   for (auto& w : watches) w->ctx.TryCancel();
   for (auto& w : watches) w->reader->Finish();
 }

@@ -43,10 +43,10 @@ const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 TEST(Readiness, AConvergedNodeWithNothingProvisionalIsReady) {
   Readiness r = ReadinessOf(ReadyNode(), kNow);
   EXPECT_TRUE(r.ready);
-  ASSERT_EQ(r.checks.size(), 4u);
+  ASSERT_EQ(r.checks.size(), 5u);
   for (const auto& c : r.checks) EXPECT_TRUE(c.ok) << c.name << ": " << c.detail;
   EXPECT_EQ(ReadinessText(r),
-            "[+]discovery ok\n[+]state ok\n[+]converged ok\n[+]confirmed ok\nreadyz check passed\n");
+            "[+]discovery ok\n[+]state ok\n[+]converged ok\n[+]confirmed ok\n[+]grpc ok\nreadyz check passed\n");
 }
 
 TEST(Readiness, AConfigJudgedByItsPolicyNamesTheGatesThatDoNotHold) {
@@ -141,6 +141,22 @@ TEST(Readiness, DiscoveryMissingOrFailingAndAnUnusableStateDirAreNotReady) {
   r = ReadinessOf(s, kNow);
   EXPECT_FALSE(r.ready);
   EXPECT_EQ(Check(r, "state").detail, "state dir: no space left on device");
+}
+
+// A caller stalling the gRPC API (calls refused for a limit) shows in
+// readiness, with the agent's reason; an agent not reporting "grpc" yet,
+// or reporting it healthy, is ready.
+TEST(Readiness, AStalledGrpcApiRefusingCallsIsNotReady) {
+  NodeState s = ReadyNode();
+  auto* g = s.mutable_agent()->add_components();
+  g->set_name("grpc");
+  g->set_healthy(true);
+  EXPECT_TRUE(ReadinessOf(s, kNow).ready);
+  g->set_healthy(false);
+  g->set_message("refusing calls: too many calls in flight from viewer.test: at most 32");
+  Readiness r = ReadinessOf(s, kNow);
+  EXPECT_FALSE(r.ready);
+  EXPECT_EQ(Check(r, "grpc").detail, "refusing calls: too many calls in flight from viewer.test: at most 32");
 }
 
 }  // namespace

@@ -147,6 +147,12 @@ absl::StatusOr<roced::ctl::CommandContext> MakeContext(const Globals& g, roced::
         "--target uses mutual TLS: give --ca (and --cert/--key; or ROCECTL_CA, ROCECTL_CERT, ROCECTL_KEY), "
         "or --insecure for an agent run with --insecure");
   }
+  if (g.tls.cert.empty()) {
+    // The agent refuses a TLS client without a certificate at the handshake.
+    return absl::InvalidArgumentError(
+        "--target uses mutual TLS and the agent requires a client certificate: give --cert and --key (or "
+        "ROCECTL_CERT, ROCECTL_KEY)");
+  }
   if (absl::Status s = roced::access::CheckTlsFiles(g.tls, {"--cert", "--key", "--ca"}, false, absl::Now());
       !s.ok()) {
     return s;

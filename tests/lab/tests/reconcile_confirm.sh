@@ -64,7 +64,7 @@ until r=$(rctl ready); do
 done
 rz=$(rec_readyz) && [[ $rz == "200 ok" ]] || fail "/readyz after confirm, with rocectl ready passing: $rz"
 rz=$(rec_readyz "?verbose")
-[[ $rz == "200 [+]discovery ok | [+]state ok | [+]converged ok | [+]confirmed ok | readyz check passed" ]] ||
+[[ $rz == "200 [+]discovery ok | [+]state ok | [+]converged ok | [+]confirmed ok | [+]grpc ok | readyz check passed" ]] ||
   fail "/readyz?verbose after confirm: $rz"
 # Past the deadline, with margin for the agent's timer.
 while "$PY" -c "import sys; sys.exit(0 if $(guest_now) < $dl + 3 else 1)"; do sleep 0.5; done
