@@ -89,8 +89,15 @@ void LineFile::Append(const std::string& line, absl::Time now) {
       LOG_WARNING << "audit log: cannot rotate " << path_;
     }
   }
-  // O_NOFOLLOW: a symlink planted at the path is refused, not written through.
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a symlink planted at the path is refused, not written
+  // through; O_NONBLOCK: a FIFO there is refused (ENXIO without a reader,
+  // else not regular below), not waited on.
+  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    ::close(fd);
+    fd = -1;
+    errno = EINVAL;
+  }
   ssize_t written = fd < 0 ? -1 : ::write(fd, line.data(), line.size());
   const int err = errno;
   if (fd >= 0) ::close(fd);
@@ -101,8 +108,9 @@ void LineFile::Append(const std::string& line, absl::Time now) {
   ++failures_;
   if (!failing_) {
     LOG_ERROR << "audit log: cannot write " << path_ << ": "
-              << (err == ELOOP ? "it is a symlink; a regular file is required (symlinks are refused)"
-                               : std::strerror(err));
+              << (err == ELOOP    ? "it is a symlink; a regular file is required (symlinks are refused)"
+                  : err == EINVAL ? "it is not a regular file; a regular file is required"
+                                  : std::strerror(err));
   }
   failing_ = true;
 }

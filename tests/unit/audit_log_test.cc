@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "agent/api/audit_log.h"
 #include "agent/api/refusal_log.h"
 #include "google/protobuf/struct.pb.h"
@@ -77,6 +79,17 @@ TEST(AuditLog, ASymlinkAtThePathIsRefusedNotWrittenThrough) {
   log.Append(Record("a"));
   EXPECT_EQ(log.failures(), 1u);
   EXPECT_FALSE(std::filesystem::exists(target));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AuditLog, AFifoAtThePathIsRefusedNotWaitedOn) {
+  const std::string dir = test_util::MakeTempDir("roced-audit");
+  ASSERT_EQ(::mkfifo((dir + "/audit.log").c_str(), 0600), 0);
+  AuditLog log(dir + "/audit.log");
+  const absl::Time start = absl::Now();
+  log.Append(Record("a"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_EQ(log.failures(), 1u);
   std::filesystem::remove_all(dir);
 }
 

@@ -217,6 +217,24 @@ TEST(YamlBounds, FileOverOneMebibyteIsRefusedBeforeItIsRead) {
   std::filesystem::remove_all(dir);
 }
 
+// util::ReadFile reads kernel pseudo-files under configurable roots
+// (--sysfs-root, --procfs-root): /dev/zero or a FIFO planted under one is
+// neither read without end nor waited on.
+TEST(PseudoFileBounds, DevZeroIsCutAtOneMebibyteAndAFifoDoesNotBlock) {
+  std::string dir = roced::test_util::MakeTempDir("roced-bounds");
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto zero = roced::util::ReadFile(dir + "/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(zero.status().message(), HasSubstr(dir + "/zero holds more than 1048576 bytes"));
+  auto fifo = roced::util::ReadFile(dir + "/fifo");
+  EXPECT_TRUE(fifo.ok() && fifo->empty()) << fifo.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(YamlBounds, AnchorsAndAliasesAreRefusedWithTheirPosition) {
   EXPECT_THAT(DecodeErrors(std::string(kHeader) + "mode: &m observe\n"),
               AllOf(HasSubstr("cfg.yaml:3:7: error: YAML anchors (&name) are not supported")));
