@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "access/grpc_tls.h"
+#include "access/tls_files.h"
 #include "access/policy.h"
 #include "agent/serve/web_config.h"
 #include "mesh/prober.h"
@@ -48,6 +50,14 @@ absl::StatusOr<ServerOptions> ServerOptionsFrom(const Flags& flags) {
   o.insecure_allow_remote = flags.insecure_allow_remote;
   o.reflection = flags.grpc_reflection;
   if (!flags.state_dir.empty()) o.audit_log = flags.state_dir + "/audit.log";
+  // The TLS files checked (each read bounded, a regular file) before any
+  // credentials are built from them: gRPC's FileWatcherCertificateProvider
+  // reads them itself, unbounded (a FIFO blocks it, a huge file is read
+  // whole), and the peers' client credentials are built just below.
+  if (o.tls.any()) {
+    RETURN_IF_ERROR(access::CheckTlsFiles(o.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"},
+                                          /*need_identity=*/false, absl::Now()));
+  }
   if (!flags.access_file.empty()) {
     ASSIGN_OR_RETURN(o.policy, access::LoadAccessPolicy(flags.access_file));
   }

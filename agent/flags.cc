@@ -151,9 +151,12 @@ std::string HelpText(const util::ArgParser& parser) {
       absl::StrFormat("    %-24s default config\n", model::defaults::kConfigPath),
       absl::StrFormat("    %-24s default state directory\n", absl::StrCat(model::defaults::kStateDir, "/")),
       absl::StrFormat("    %-24s default local API socket\n", model::defaults::kSocketPath),
-      absl::StrFormat("    %-24s the audit trail of mutating calls (JSON lines, rotated\n",
+      absl::StrFormat("    %-24s the calls that changed the node (JSON lines, rotated\n",
                       absl::StrCat(model::defaults::kStateDir, "/audit.log")),
-      "                             to audit.log.1 at 16 MiB)\n"
+      "                             to audit.log.1 at 16 MiB; no age limit)\n",
+      absl::StrFormat("    %-24s refused calls, aggregated per caller, method and code\n",
+                      absl::StrCat(model::defaults::kStateDir, "/refusals.log")),
+      "                             per 60 s (rotated at 4 MiB; 30 days)\n"
       "    deploy/examples/web-config.yaml\n"
       "                             example --web.config.file (TLS, client\n"
       "                             certificates, basic auth)\n"

@@ -1,4 +1,5 @@
 // roced: the RoCE node agent. See `roced --help`.
+#include <grpc/support/log.h>
 #include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "agent/core/agent.h"
 #include "agent/daemon.h"
 #include "agent/daemon_options.h"
@@ -15,7 +17,9 @@
 #include "model/validate.h"
 #include "roced/version.h"
 #include "util/args.h"
+#include "util/escape.h"
 #include "util/log.h"
+#include "util/log_limiter.h"
 #include "util/sd_notify.h"
 
 namespace {
@@ -68,8 +72,30 @@ int CheckConfig(const std::string& path) {
   return 0;
 }
 
+// gRPC's own log lines (ERROR and above unless GRPC_VERBOSITY says more),
+// through ours, at most one per source line a minute: a refused TLS
+// handshake is one "Handshake failed" line, and a client can make
+// thousands a second. The count of the dropped ones comes with the next.
+void GrpcLogLine(gpr_log_func_args* args) {
+  static auto* limiter = new roced::util::LogLimiter(absl::Seconds(60), 64);
+  const absl::string_view file = args->file == nullptr ? "?" : args->file;
+  const std::string where = absl::StrCat(file.substr(file.rfind('/') + 1), ":", args->line);
+  const std::optional<uint64_t> dropped = limiter->Allow(where, absl::Now());
+  if (!dropped) return;
+  const std::string text =
+      absl::StrCat("grpc ", where, "] ", roced::util::EscapeForLog(args->message == nullptr ? "" : args->message, 512),
+                   *dropped == 0 ? "" : absl::StrCat(" (", *dropped, " more like it in the last minute not logged)"));
+  if (args->severity == GPR_LOG_SEVERITY_ERROR) {
+    LOG_ERROR << text;
+  } else if (args->severity == GPR_LOG_SEVERITY_INFO) {
+    LOG_INFO << text;
+  } else {
+    LOG_DEBUG << text;
+  }
+}
+
 // Process-wide settings made before any thread starts: the signals main()
-// takes synchronously, and the allocator.
+// takes synchronously, gRPC's log lines, and the allocator.
 sigset_t PrepareProcess() {
   // Signals are taken synchronously by the main thread (sigtimedwait);
   // block them before any thread starts so none of those gets them.
@@ -88,6 +114,7 @@ sigset_t PrepareProcess() {
   mallopt(M_TRIM_THRESHOLD, 16 << 20);
   mallopt(M_MMAP_THRESHOLD, 16 << 20);
   signal(SIGPIPE, SIG_IGN);
+  gpr_set_log_function(&GrpcLogLine);
   return signals;
 }
 

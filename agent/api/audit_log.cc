@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "agent/api/refusal_log.h"
 #include "util/log.h"
 
 namespace roced::agent {
@@ -58,19 +60,44 @@ std::string AuditLine(const AuditRecord& r) {
   return line;
 }
 
-void AuditLog::Append(const AuditRecord& record) {
+std::string AuditSummaryLine(const AuditRecord& record, uint64_t repeated, absl::Time since) {
+  std::string line = AuditLine(record);
+  line.resize(line.size() - 2);  // "}\n"
+  absl::StrAppend(&line, ",\"repeated\":", repeated, ",\"since\":",
+                  JsonString(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", since, absl::UTCTimeZone())), "}\n");
+  return line;
+}
+
+void LineFile::DropAged(absl::Time now) {
+  for (const std::string& p : {path_ + ".1", path_}) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (absl::FromTimeT(st.st_mtime) + max_age_ < now && ::unlink(p.c_str()) != 0) {
+      LOG_WARNING << "audit log: cannot delete " << p << " (older than " << max_age_ << "): " << std::strerror(errno);
+    }
+  }
+}
+
+void LineFile::Append(const std::string& line, absl::Time now) {
   if (path_.empty()) return;
-  const std::string line = AuditLine(record);
   std::lock_guard<std::mutex> lock(mu_);
+  if (max_age_ > absl::ZeroDuration()) DropAged(now);
   struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) + line.size() > max_bytes_) {
+  if (::lstat(path_.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) + line.size() > max_bytes_) {
     const std::string old = path_ + ".1";
     if (::rename(path_.c_str(), old.c_str()) != 0) {
       LOG_WARNING << "audit log: cannot rotate " << path_;
     }
   }
-  // O_NOFOLLOW: a symlink planted at the path is refused, not written through.
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a symlink planted at the path is refused, not written
+  // through; O_NONBLOCK: a FIFO there is refused (ENXIO without a reader,
+  // else not regular below), not waited on.
+  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    ::close(fd);
+    fd = -1;
+    errno = EINVAL;
+  }
   ssize_t written = fd < 0 ? -1 : ::write(fd, line.data(), line.size());
   const int err = errno;
   if (fd >= 0) ::close(fd);
@@ -81,15 +108,51 @@ void AuditLog::Append(const AuditRecord& record) {
   ++failures_;
   if (!failing_) {
     LOG_ERROR << "audit log: cannot write " << path_ << ": "
-              << (err == ELOOP ? "it is a symlink; a regular file is required (symlinks are refused)"
-                               : std::strerror(err));
+              << (err == ELOOP    ? "it is a symlink; a regular file is required (symlinks are refused)"
+                  : err == EINVAL ? "it is not a regular file; a regular file is required"
+                                  : std::strerror(err));
   }
   failing_ = true;
 }
 
-uint64_t AuditLog::failures() const {
+uint64_t LineFile::failures() const {
   std::lock_guard<std::mutex> lock(mu_);
   return failures_;
 }
+
+namespace {
+
+std::string RefusalPath(const std::string& audit_path) {
+  if (audit_path.empty()) return "";
+  const size_t slash = audit_path.rfind('/');
+  return (slash == std::string::npos ? std::string() : audit_path.substr(0, slash + 1)) + "refusals.log";
+}
+
+}  // namespace
+
+AuditLog::AuditLog(std::string path, uint64_t max_bytes)
+    : AuditLog([&] {
+        AuditLogOptions o;
+        o.path = std::move(path);
+        o.max_bytes = max_bytes;
+        return o;
+      }()) {}
+
+AuditLog::AuditLog(AuditLogOptions options)
+    : changes_(options.path, options.max_bytes),
+      refusal_file_(RefusalPath(options.path), options.refusal_max_bytes, options.refusal_max_age),
+      refusals_(std::make_unique<RefusalLog>(&refusal_file_, options.refusal_interval, options.refusal_max_keys)) {}
+
+AuditLog::~AuditLog() {
+  if (refusals_->last() != absl::InfinitePast()) refusals_->Flush(absl::Now());
+}
+
+void AuditLog::Append(const AuditRecord& record) { changes_.Append(AuditLine(record), record.time); }
+
+void AuditLog::Refuse(const AuditRecord& record) { refusals_->Refuse(record); }
+
+void AuditLog::FlushRefusals(absl::Time now) { refusals_->Flush(now); }
+
+void AuditLog::RegisterMetrics(prometheus::Registry* registry) { refusals_->RegisterMetrics(registry); }
 
 }  // namespace roced::agent

@@ -38,6 +38,7 @@ Gate::Gate(GateOptions options, const UnixPeers* unix_peers, AuditLog* audit, pr
                      .Help("gRPC calls to the agent by method, status code and the caller's roles "
                            "(\"none\" for callers refused before a role was known).")
                      .Register(*registry);
+    if (audit_ != nullptr) audit_->RegisterMetrics(registry);
   }
 }
 
@@ -128,9 +129,13 @@ grpc::Status Gate::Serve(grpc::ServerContext* context, absl::string_view method,
   }
   if (!allowed.ok()) {
     grpc::Status refused(static_cast<grpc::StatusCode>(allowed.code()), std::string(allowed.message()));
-    LOG_WARNING << "refused " << method << " from " << util::EscapeForLog(caller.identity, 128) << ": "
-                << allowed.message();
-    Record(caller, method, refused, note, /*mutating=*/true);
+    // Counted here; its record and WARN line are the audit log's, aggregated
+    // and rate-limited there (refusals.log), apart from the changes.
+    Record(caller, method, refused, note, /*mutating=*/false);
+    if (audit_ != nullptr) {
+      audit_->Refuse({absl::Now(), caller.identity, std::string(TransportName(caller.transport)),
+                      caller.identified.ok() ? caller.roles.ToString() : "none", std::string(method), std::string(CodeName(refused.error_code())), refused.error_message(), 0, ""});
+    }
     return refused;
   }
   grpc::Status status = handler(caller, &note);

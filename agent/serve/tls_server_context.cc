@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "access/tls_files.h"
 #include "util/log.h"
 #include "util/status_macros.h"
 
@@ -64,9 +65,25 @@ std::string Stamp(const TlsServerConfig& c) {
   return out;
 }
 
+// The file read whole into a memory BIO: opened once, a regular file, at
+// most access::kMaxPemBytes. Reloads run on the handshake thread with mu_
+// held, so a FIFO or /dev/zero swapped in at a renewal must be refused, not
+// read forever (OpenSSL's own file BIOs would block or read without end).
+absl::StatusOr<BIO*> ReadPemBio(absl::string_view field, const std::string& path) {
+  absl::StatusOr<std::string> text = access::ReadPem(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat("tls_server_config.", field, ": ", text.status().message()));
+  }
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio != nullptr && BIO_write(bio, text->data(), static_cast<int>(text->size())) == static_cast<int>(text->size())) {
+    return bio;
+  }
+  BIO_free(bio);
+  return absl::ResourceExhaustedError(absl::StrCat("tls_server_config.", field, " ", path, ": out of memory"));
+}
+
 absl::Status LoadCertAndKey(const TlsServerConfig& c, Material* m) {
-  BIO* bio = BIO_new_file(c.cert_file.c_str(), "r");
-  if (bio == nullptr) return FileError("cert_file", c.cert_file, "cannot be opened");
+  ASSIGN_OR_RETURN(BIO * bio, ReadPemBio("cert_file", c.cert_file));
   m->cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
   m->chain = sk_X509_new_null();
   while (m->cert != nullptr) {
@@ -77,8 +94,7 @@ absl::Status LoadCertAndKey(const TlsServerConfig& c, Material* m) {
   BIO_free(bio);
   if (m->cert == nullptr) return FileError("cert_file", c.cert_file, "holds no PEM certificate");
   ERR_clear_error();  // the end of the chain reads as "no start line"
-  bio = BIO_new_file(c.key_file.c_str(), "r");
-  if (bio == nullptr) return FileError("key_file", c.key_file, "cannot be opened");
+  ASSIGN_OR_RETURN(bio, ReadPemBio("key_file", c.key_file));
   m->key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
   if (m->key == nullptr) {
@@ -93,14 +109,19 @@ absl::Status LoadCertAndKey(const TlsServerConfig& c, Material* m) {
 
 absl::Status LoadClientCa(const TlsServerConfig& c, Material* m) {
   if (c.client_ca_file.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(BIO * bio, ReadPemBio("client_ca_file", c.client_ca_file));
   m->ca_store = X509_STORE_new();
-  if (X509_STORE_load_file(m->ca_store, c.client_ca_file.c_str()) != 1) {
-    return FileError("client_ca_file", c.client_ca_file, "holds no PEM CA certificate");
+  m->ca_names = sk_X509_NAME_new_null();
+  int added = 0;
+  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    if (X509_STORE_add_cert(m->ca_store, ca) == 1) ++added;
+    X509_NAME* name = X509_NAME_dup(X509_get_subject_name(ca));
+    if (name != nullptr) sk_X509_NAME_push(m->ca_names, name);
+    X509_free(ca);
   }
-  m->ca_names = SSL_load_client_CA_file(c.client_ca_file.c_str());
-  if (m->ca_names == nullptr) {
-    return FileError("client_ca_file", c.client_ca_file, "holds no PEM CA certificate");
-  }
+  BIO_free(bio);
+  if (added == 0) return FileError("client_ca_file", c.client_ca_file, "holds no PEM CA certificate");
+  ERR_clear_error();  // the end of the bundle reads as "no start line"
   return absl::OkStatus();
 }
 

@@ -255,15 +255,8 @@ absl::StatusOr<WebConfig> ParseWebConfig(absl::string_view text, const std::stri
 }
 
 absl::StatusOr<WebConfig> LoadWebConfig(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return util::ErrnoToStatus(errno, absl::StrCat("web config ", path));
-  }
-  if (!S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > kMaxWebConfigBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("web config ", path, ": not a regular file of at most ",
-                                                   kMaxWebConfigBytes, " bytes"));
-  }
-  ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
+  // Opened once, a regular file, at most kMaxWebConfigBytes read.
+  ASSIGN_OR_RETURN(std::string text, util::ReadRegularFile(path, kMaxWebConfigBytes, "web config"));
   std::string dir = std::filesystem::absolute(path).parent_path().string();
   absl::StatusOr<WebConfig> config = ParseWebConfig(text, dir);
   if (!config.ok()) {

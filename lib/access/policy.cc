@@ -2,8 +2,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
-
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 #include "util/fs.h"
@@ -182,15 +180,10 @@ absl::StatusOr<AccessPolicy> ParseAccessPolicy(const std::string& text) {
 }
 
 absl::StatusOr<AccessPolicy> LoadAccessPolicy(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return absl::NotFoundError(absl::StrCat(path, ": ", ec.message()));
-  if (size > kMaxPolicyBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", size, " bytes; allowed at most ", kMaxPolicyBytes));
-  }
-  auto text = util::ReadFile(path);
-  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat(path, ": ", text.status().message()));
+  // Opened once, a regular file, at most kMaxPolicyBytes read; the error
+  // names the file and the bound.
+  auto text = util::ReadRegularFile(path, kMaxPolicyBytes, "access policy");
+  if (!text.ok()) return text.status();
   auto policy = ParseAccessPolicy(*text);
   if (!policy.ok()) return absl::Status(policy.status().code(), absl::StrCat(path, ": ", policy.status().message()));
   return policy;

@@ -51,7 +51,8 @@ struct AccessPolicy {
 // Parses an access file's text. Errors name the field, its line and the
 // allowed values; nothing is half-taken.
 absl::StatusOr<AccessPolicy> ParseAccessPolicy(const std::string& text);
-// Reads and parses FILE (at most kMaxPolicyBytes); errors start with the path.
+// Reads and parses FILE: opened once, a regular file, at most
+// kMaxPolicyBytes read (util::ReadRegularFile); every error names the path.
 absl::StatusOr<AccessPolicy> LoadAccessPolicy(const std::string& path);
 
 // `pattern` against `value`: '*' matches any run of characters (none

@@ -6,7 +6,6 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <filesystem>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -86,15 +85,7 @@ std::string Format(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S UT
 }  // namespace
 
 absl::StatusOr<std::string> ReadPem(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return absl::NotFoundError(ec.message());
-  if (size > kMaxPemBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(size, " bytes; allowed at most ", kMaxPemBytes));
-  }
-  auto text = util::ReadFile(path);
-  if (!text.ok()) return text.status();
-  return *text;
+  return util::ReadRegularFile(path, kMaxPemBytes, "PEM file");
 }
 
 absl::StatusOr<CertificateInfo> CheckCertificate(const std::string& flag, const std::string& path,

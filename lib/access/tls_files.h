@@ -49,7 +49,9 @@ struct TlsFlagNames {
 absl::Status CheckTlsFiles(const TlsFiles& files, const TlsFlagNames& names, bool need_identity,
                            absl::Time now);
 
-// Reads a PEM file whole (at most kMaxPemBytes).
+// Reads a PEM file whole: opened once, a regular file (not a FIFO or
+// /dev/zero), at most kMaxPemBytes (util::ReadRegularFile; errors name
+// the file and the bound).
 absl::StatusOr<std::string> ReadPem(const std::string& path);
 
 }  // namespace roced::access

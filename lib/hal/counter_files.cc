@@ -63,7 +63,8 @@ ReadOutcome ReadCounter(int fd, const std::string& dir, const std::string& name,
                         uint64_t* value) {
   char buf[kMaxCounterText + 1];
   const bool own = fd < 0;
-  if (own) fd = ::open(absl::StrCat(dir, "/", name).c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted under --sysfs-root is not waited on.
+  if (own) fd = ::open(absl::StrCat(dir, "/", name).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   ssize_t n = -1;
   int err = errno;
   if (fd >= 0) {
@@ -151,7 +152,7 @@ void CounterFiles::SyncDir(const std::string& path, Dir* dir) {
     // but a future driver may add a subdirectory) are not counters.
     if (!IsRegularFile(file_path)) continue;
     if (open_files_ < max_open_files_) {
-      f.fd = ::open(file_path.c_str(), O_RDONLY | O_CLOEXEC);
+      f.fd = ::open(file_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
       if (f.fd >= 0) ++open_files_;
     }
     next.push_back(std::move(f));

@@ -90,7 +90,7 @@ absl::Status ReplayRolloutJournal(absl::string_view journal, RolloutState* state
 namespace {
 
 absl::StatusOr<RolloutState> ReadSnapshot(const std::string& path) {
-  absl::StatusOr<std::string> text = util::ReadFile(path);
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path, kMaxRolloutStateBytes, "rollout state file");
   if (!text.ok()) return text.status();
   RolloutState state;
   if (auto s = google::protobuf::util::JsonStringToMessage(*text, &state); !s.ok()) {
@@ -107,7 +107,8 @@ absl::StatusOr<RolloutState> LoadRolloutState(const std::string& path) {
   for (int attempt = 1;; ++attempt) {
     absl::StatusOr<RolloutState> state = ReadSnapshot(path);
     if (!state.ok()) return state.status();
-    absl::StatusOr<std::string> journal = util::ReadFile(journal_path);
+    absl::StatusOr<std::string> journal =
+        util::ReadRegularFile(journal_path, kMaxRolloutStateBytes, "rollout journal");
     if (absl::IsNotFound(journal.status())) return state;  // nothing since the snapshot
     if (!journal.ok()) return journal.status();
     absl::Status s = ReplayRolloutJournal(*journal, &*state);
@@ -154,7 +155,13 @@ absl::Status RolloutStateWriter::Snapshot(RolloutState* state) {
   // journal unused (every step a snapshot) until a later snapshot can.
   journal_bytes_ = 0;
   if (fd_ >= 0 && ::ftruncate(fd_, 0) != 0) CloseJournal();
-  if (fd_ < 0) fd_ = ::open(journal_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
+  // O_NOFOLLOW|O_NONBLOCK: a symlink or a FIFO planted at the journal's
+  // path is refused (then every step is a snapshot), not written through
+  // or waited on.
+  if (fd_ < 0) {
+    constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    fd_ = ::open(journal_path_.c_str(), kFlags, 0640);
+  }
   return absl::OkStatus();
 }
 

@@ -3,6 +3,7 @@
 // is resumed where it stood.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -20,6 +21,12 @@ namespace roced::rollout {
 // fleet's: a rollout writes O(steps) bytes, where rewriting the whole state
 // after every step wrote O(nodes^2).
 std::string RolloutJournalPath(const std::string& path);
+
+// The most LoadRolloutState reads of FILE and of FILE.journal (each opened
+// once, a regular file; a FIFO, a directory or /dev/zero is refused naming
+// the file): a state rocectl wrote holds each node's previous config, so
+// 100,000 nodes (kMaxRolloutTargets) at up to ~10 KiB each.
+inline constexpr size_t kMaxRolloutStateBytes = size_t{1} << 30;
 
 // The snapshot alone: `state` as FILE, atomically, the journal untouched
 // (RolloutStateWriter's snapshots are this, then an emptied journal).

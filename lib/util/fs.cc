@@ -42,11 +42,11 @@ absl::Status ErrnoToStatus(int err, const std::string& what) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", path));
   std::string out;
   char buf[4096];
-  while (true) {
+  while (out.size() <= kMaxPseudoFileBytes) {
     ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -58,6 +58,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
     out.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
+  if (out.size() > kMaxPseudoFileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(EscapeForLog(path), " holds more than ", kMaxPseudoFileBytes, " bytes; at most that is read"));
+  }
   return out;
 }
 

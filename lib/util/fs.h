@@ -16,7 +16,15 @@ namespace roced::util {
 // stripped.
 absl::StatusOr<std::string> ReadFileTrimmed(const std::string& path);
 
-// Reads a whole file as is (kernel pseudo-files; no size bound).
+// The most ReadFile reads of a kernel pseudo-file (a sysfs attribute is at
+// most a page; the procfs files read are a line or two).
+inline constexpr size_t kMaxPseudoFileBytes = 1u << 20;
+
+// Reads a whole kernel pseudo-file as is (sysfs, procfs, configfs under
+// their configurable roots; their sizes say nothing, so no fstat check).
+// Opened O_NONBLOCK, so a FIFO planted under a root does not block; more
+// than kMaxPseudoFileBytes is refused with INVALID_ARGUMENT ("<path> holds
+// more than N bytes"), so /dev/zero under a root does not exhaust memory.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 // Reads a whole file that an operator or the agent itself wrote (configs,

@@ -131,16 +131,20 @@ check "supplementary group membership counts" \
 
 # --- the record ------------------------------------------------------------------
 A=$WORK/state/audit.log
+R=$WORK/state/refusals.log
 check "audit log: the admin's apply with its identity" grep -q '"identity":"admin.test","transport":"tls","roles":"admin","method":"/roced.v1.Agent/ApplyConfig","code":"OK"' "$A"
-check "audit log: the viewer's refused apply" grep -q '"identity":"viewer.test","transport":"tls","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$A"
-check "audit log: the other user's refused apply" grep -q '"identity":"unix uid 1 gid 1 pid [0-9]*","transport":"unix","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$A"
-check "audit log: every line is JSON" python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$A"
-check "audit log is 0600" test "$(stat -c %a "$A")" = 600
+check "refusal log: the viewer's refused apply" grep -q '"identity":"viewer.test","transport":"tls","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$R"
+check "refusal log: the other user's refused apply" grep -q '"identity":"unix uid 1 gid 1 pid [0-9]*","transport":"unix","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$R"
+check "audit log: no refusal among the changes" bash -c '! grep -q PERMISSION_DENIED "$1"' _ "$A"
+check "audit and refusal logs: every line is JSON" python3 -c 'import json,sys; [json.loads(l) for f in sys.argv[1:] for l in open(f)]' "$A" "$R"
+check "audit and refusal logs are 0600" test "$(stat -c %a "$A") $(stat -c %a "$R")" = "600 600"
 metrics=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
 check "roced_api_requests_total counts the refusal by method, code and role" \
   grep -q 'roced_api_requests_total{code="PERMISSION_DENIED",method="roced.v1.Agent/ApplyConfig",role="viewer"} 2' <<<"$metrics"
 check "... and no call without a certificate reached the API (refused at the handshake)" \
   test -z "$(grep 'roced_api_requests_total{code="UNAUTHENTICATED"' <<<"$metrics")"
+check "roced_api_refusals_total counts both refusals of the viewer's apply" \
+  grep -q 'roced_api_refusals_total{code="PERMISSION_DENIED",method="roced.v1.Agent/ApplyConfig"} 2' <<<"$metrics"
 check "GetState shows who applied the config in force" grep -q '"appliedBy": "admin.test"' <<<"$(sock -o json status)"
 
 # --- the default policy: others cannot even connect ---------------------------------

@@ -194,7 +194,7 @@ check "a key that is not the certificate's stops start-up naming both fields" \
 check "a missing certificate file stops start-up naming it" \
   bad_start "tls_server_config:
   cert_file: tls/nope.crt
-  key_file: tls/server.key" "tls_server_config.cert_file $T/nope.crt: cannot be opened"
+  key_file: tls/server.key" "tls_server_config.cert_file: PEM file $T/nope.crt: No such file or directory"
 
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

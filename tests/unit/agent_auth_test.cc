@@ -89,8 +89,8 @@ class TlsNode {
   std::shared_ptr<grpc::Channel> Unix() const {
     return grpc::CreateChannel("unix:" + dir_ + "/roced.sock", grpc::InsecureChannelCredentials());
   }
-  std::string AuditLog() const {
-    std::ifstream in(dir_ + "/audit.log");
+  std::string AuditLog(const std::string& name = "audit.log") const {
+    std::ifstream in(dir_ + "/" + name);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
   std::string Metrics() const {
@@ -283,12 +283,17 @@ TEST(Auth, AppliesCarryTheCallerIntoEventsStateAuditAndMetrics) {
   EXPECT_THAT(audit, HasSubstr(absl::StrCat("\"identity\":\"admin.test\",\"transport\":\"tls\",\"roles\":\"admin\","
                                             "\"method\":\"/roced.v1.Agent/ApplyConfig\",\"code\":\"OK\",\"generation\":",
                                             resp.generation())));
-  EXPECT_THAT(audit, HasSubstr("\"identity\":\"viewer.test\",\"transport\":\"tls\",\"roles\":\"viewer\","
-                               "\"method\":\"/roced.v1.Agent/ApplyConfig\",\"code\":\"PERMISSION_DENIED\""));
+  // Refusals are kept apart from the changes (refusals.log).
+  EXPECT_THAT(audit, ::testing::Not(HasSubstr("PERMISSION_DENIED")));
+  EXPECT_THAT(node.AuditLog("refusals.log"),
+              HasSubstr("\"identity\":\"viewer.test\",\"transport\":\"tls\",\"roles\":\"viewer\","
+                        "\"method\":\"/roced.v1.Agent/ApplyConfig\",\"code\":\"PERMISSION_DENIED\""));
   // Reads are counted, not audited.
   EXPECT_THAT(audit, ::testing::Not(HasSubstr("WatchState")));
   EXPECT_THAT(node.Metrics(), HasSubstr("roced_api_requests_total{code=\"PERMISSION_DENIED\",method=\"roced.v1.Agent/"
                                         "ApplyConfig\",role=\"viewer\"} 1"));
+  EXPECT_THAT(node.Metrics(),
+              HasSubstr("roced_api_refusals_total{code=\"PERMISSION_DENIED\",method=\"roced.v1.Agent/ApplyConfig\"} 1"));
 }
 
 TEST(Auth, AnOperatorProbesConfiguredPeersOnlyAndAnAdminAnyAddress) {

@@ -23,6 +23,7 @@
 #include "model/validate.h"
 #include "util/escape.h"
 #include "util/fs.h"
+#include "util/log_limiter.h"
 
 #include "test_util.h"
 
@@ -215,6 +216,48 @@ TEST(YamlBounds, FileOverOneMebibyteIsRefusedBeforeItIsRead) {
   EXPECT_THAT(c.status().message(),
               HasSubstr(absl::StrCat("config file ", path, " is 2097152 bytes; at most 1048576 are read")));
   std::filesystem::remove_all(dir);
+}
+
+// util::ReadFile reads kernel pseudo-files under configurable roots
+// (--sysfs-root, --procfs-root): /dev/zero or a FIFO planted under one is
+// neither read without end nor waited on.
+TEST(PseudoFileBounds, DevZeroIsCutAtOneMebibyteAndAFifoDoesNotBlock) {
+  std::string dir = roced::test_util::MakeTempDir("roced-bounds");
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto zero = roced::util::ReadFile(dir + "/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(zero.status().message(), HasSubstr(dir + "/zero holds more than 1048576 bytes"));
+  auto fifo = roced::util::ReadFile(dir + "/fifo");
+  EXPECT_TRUE(fifo.ok() && fifo->empty()) << fifo.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  std::filesystem::remove_all(dir);
+}
+
+// gRPC logs one "Handshake failed" line per refused TLS connection; roced
+// passes its lines through util::LogLimiter: a flood of 200,000 logs one
+// line a minute per kind, with the count of the rest, and a flood of new
+// kinds is capped.
+TEST(LogLimiter, AHandshakeFloodLogsOneLineAMinuteWithTheCountOfTheRest) {
+  roced::util::LogLimiter limiter(absl::Seconds(60), 4);
+  const absl::Time start = absl::FromUnixSeconds(1764605400);
+  size_t logged = 0;
+  uint64_t reported = 0;
+  for (int i = 0; i < 200000; ++i) {  // 3,000 a second: 67 s
+    std::optional<uint64_t> dropped = limiter.Allow("ssl_transport_security.cc:1501", start + absl::Seconds(i) / 3000);
+    if (!dropped) continue;
+    ++logged;
+    reported += *dropped;
+  }
+  EXPECT_EQ(logged, 2u);  // at 0 s and at 60 s
+  EXPECT_EQ(reported, 180000u - 1);  // the first minute's, reported with the second line
+  // New kinds past the cap share one: 1,000 kinds log at most 4 + 1 lines.
+  roced::util::LogLimiter kinds(absl::Seconds(60), 4);
+  size_t kind_lines = 0;
+  for (int i = 0; i < 1000; ++i) kind_lines += kinds.Allow(absl::StrCat("file.cc:", i), start).has_value() ? 1 : 0;
+  EXPECT_EQ(kind_lines, 5u);
 }
 
 TEST(YamlBounds, AnchorsAndAliasesAreRefusedWithTheirPosition) {

@@ -1,7 +1,10 @@
 // The web config parser (agent/web_config) and basic authentication
 // (agent/basic_auth): every refusal names the field and what is allowed.
 #include <crypt.h>
+#include <openssl/ssl.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -12,8 +15,10 @@
 #include "absl/time/time.h"
 #include "agent/serve/basic_auth.h"
 #include "agent/serve/metrics_endpoint.h"
+#include "agent/serve/tls_server_context.h"
 #include "agent/serve/web_config.h"
 #include "model/readiness.h"
+#include "test_certs.h"
 #include "util/http_get.h"
 #include "util/tcp.h"
 #include "gmock/gmock.h"
@@ -369,6 +374,46 @@ TEST(MetricsEndpoint, IPv6IsServedOnlyWhereCivetwebHasItAndRefusedClearlyWhereNo
   }
   EXPECT_EQ(loopback6.status().code(), absl::StatusCode::kInvalidArgument) << loopback6.status();
   EXPECT_THAT(loopback6.status().message(), AllOf(HasSubstr("IPv6"), HasSubstr("0.0.0.0:PORT")));
+}
+
+// The metrics endpoint's TLS files are read bounded and checked, at start
+// and at every reload: a reload runs on the handshake thread with the
+// context's lock held, where OpenSSL's own file reads would block on a
+// FIFO (every later handshake with it) or read /dev/zero without end.
+TEST(TlsServerContext, AFifoOrDevZeroAsACertificateIsRefusedAtStartAndAtReload) {
+  const std::string dir = test_util::MakeTempDir("roced-tlsctx");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  TlsServerConfig c{test_util::CertPath("server.crt"), test_util::CertPath("server.key"),
+                    test_util::CertPath("ca.crt"), ClientAuth::kRequireAndVerifyClientCert};
+  for (const std::string& bad : {dir + "/fifo", std::string("/dev/zero"), dir}) {
+    for (std::string TlsServerConfig::*field :
+         {&TlsServerConfig::cert_file, &TlsServerConfig::key_file, &TlsServerConfig::client_ca_file}) {
+      TlsServerConfig broken = c;
+      broken.*field = bad;
+      const absl::Time start = absl::Now();
+      auto ctx = TlsServerContext::Create(broken);
+      ASSERT_FALSE(ctx.ok()) << bad;
+      EXPECT_THAT(ctx.status().message(), AllOf(HasSubstr("tls_server_config."), HasSubstr("PEM file " + bad + " is a "),
+                                                HasSubstr("a regular file is required")));
+      EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+    }
+  }
+  // Reload: the certificate renewed as a FIFO keeps the files loaded before.
+  std::filesystem::copy_file(test_util::CertPath("server.crt"), dir + "/server.crt");
+  c.cert_file = dir + "/server.crt";
+  auto ctx = TlsServerContext::Create(c);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ssl(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
+  ASSERT_TRUE((*ctx)->Configure(ssl.get()));
+  std::filesystem::remove(dir + "/server.crt");
+  ASSERT_EQ(::mkfifo((dir + "/server.crt").c_str(), 0600), 0);
+  absl::SleepFor(absl::FromChrono(kReloadCheckInterval) + absl::Milliseconds(100));
+  const absl::Time start = absl::Now();
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> again(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
+  EXPECT_TRUE((*ctx)->Configure(again.get()));  // the reload is tried here
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_NE(SSL_CTX_get0_certificate(again.get()), nullptr);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -127,6 +127,15 @@ std::function<std::shared_ptr<grpc::Channel>(const std::string&)> Connector(cons
 // certificate file is refused here with one line naming it.
 absl::StatusOr<roced::ctl::CommandContext> MakeContext(const Globals& g, roced::ctl::Output output) {
   if (g.target.empty()) {
+    // The peers' credentials (mesh/rollout --targets) come from --ca,
+    // --cert and --key: checked (each read bounded, a regular file) before
+    // gRPC's FileWatcherCertificateProvider reads them itself, unbounded.
+    if (!g.insecure && !g.tls.ca.empty()) {
+      if (absl::Status s = roced::access::CheckTlsFiles(g.tls, {"--cert", "--key", "--ca"}, false, absl::Now());
+          !s.ok()) {
+        return s;
+      }
+    }
     const std::string where = "unix:" + g.socket;
     return roced::ctl::CommandContext{where, output, g.timeout,
                                       grpc::CreateChannel(where, grpc::InsecureChannelCredentials()), nullptr,

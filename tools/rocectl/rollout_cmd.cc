@@ -660,7 +660,9 @@ int LockState(const std::string& path) {
   std::error_code ignored;  // open() says what is wrong
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
   const std::string lock = path + ".lock";
-  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+  // O_NOFOLLOW|O_NONBLOCK: a symlink or a FIFO planted at the lock's path
+  // is refused, not followed or waited on.
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
   if (fd < 0) {
     std::cerr << "rocectl: --state: " << util::ErrnoToStatus(errno, "open " + lock).message() << "\n";
     return -1;
