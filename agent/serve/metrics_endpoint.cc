@@ -115,7 +115,7 @@ class ReadyzHandler : public CivetHandler {
   const std::function<model::Readiness()> readiness_;
 };
 
-// GET /metrics. civetweb runs it on its two worker threads, possibly both at
+// GET /metrics. civetweb runs it on its worker threads, possibly several at
 // once: the collectables are copied under mu_ and collected without it.
 class MetricsHandler : public CivetHandler {
  public:
@@ -243,7 +243,13 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
         "IPv4 address, or [::]:PORT or 0.0.0.0:PORT to listen on every IPv4 address");
   }
   std::unique_ptr<MetricsEndpoint> ep(new MetricsEndpoint());
-  std::vector<std::string> options = {"listening_ports", civet_listen, "num_threads", "2"};
+  std::vector<std::string> options = {
+      "listening_ports", civet_listen,
+      "num_threads", absl::StrCat(kMetricsWorkers),
+      "connection_queue", absl::StrCat(kMetricsConnectionQueue),
+      "listen_backlog", absl::StrCat(kMetricsListenBacklog),
+      "request_timeout_ms", absl::StrCat(kMetricsRequestTimeoutMs),
+      "keep_alive_timeout_ms", absl::StrCat(kMetricsKeepAliveTimeoutMs)};
   CivetCallbacks callbacks;
   if (web.tls) {
     // civetweb looks OpenSSL up by the names these libraries carry; calling

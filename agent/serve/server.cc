@@ -134,11 +134,18 @@ absl::Status Server::StartGrpc() {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   ApplyServerLimits(&builder);
   if (!options_.grpc_listen.empty()) {
-    builder.AddListeningPort(options_.grpc_listen,
-                             options_.insecure ? grpc::InsecureServerCredentials()
-                                               : access::ServerTlsCredentials(options_.tls,
-                                                                              options_.tls_reload_interval_seconds),
-                             &grpc_port_);
+    // roced accepts TCP itself (agent/serve/tcp_listener.h says why); gRPC
+    // runs the credentials on each connection handed over.
+    tcp_ = std::make_unique<TcpListener>(TcpListenerOptions{
+        options_.grpc_listen, 0, [this](bool ok, const std::string& why) {
+          agent_->SetComponentHealth("grpc", ok, ok ? grpc_health_ : why);
+        }});
+    RETURN_IF_ERROR(tcp_->Bind());
+    grpc_port_ = tcp_->port();
+    tcp_acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        options_.insecure ? grpc::InsecureServerCredentials()
+                          : access::ServerTlsCredentials(options_.tls, options_.tls_reload_interval_seconds));
   }
   if (!options_.socket_path.empty()) {
     UnixListenerOptions uo{options_.socket_path, static_cast<gid_t>(-1), !options_.policy.socket_other.empty(),
@@ -157,17 +164,20 @@ absl::Status Server::StartGrpc() {
   if (grpc_ == nullptr || (!options_.grpc_listen.empty() && grpc_port_ == 0)) {
     grpc_.reset();
     unix_.reset();
+    tcp_.reset();
     return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_listen,
                                                " (address in use or not available?)"));
   }
   if (unix_) unix_->Serve(grpc_.get());
   for (const char* service : {"", "roced.v1.Agent", "roced.v1.ProbePeer"}) health_.SetServingStatus(service, true);
-  agent_->SetComponentHealth(
-      "grpc", true,
-      absl::StrCat(options_.grpc_listen.empty() ? "no TCP listener"
-                                                : absl::StrCat("listening on port ", grpc_port_,
-                                                               options_.insecure ? " (plaintext)" : " (mutual TLS)"),
-                   options_.socket_path.empty() ? "" : " and " + options_.socket_path));
+  grpc_health_ = absl::StrCat(
+      options_.grpc_listen.empty()
+          ? "no TCP listener"
+          : absl::StrCat("listening on port ", grpc_port_, options_.insecure ? " (plaintext" : " (mutual TLS",
+                         ", at most ", tcp_->max_connections(), " connections)"),
+      options_.socket_path.empty() ? "" : " and " + options_.socket_path);
+  agent_->SetComponentHealth("grpc", true, grpc_health_);
+  if (tcp_) tcp_->Serve(tcp_acceptor_.get());
   return absl::OkStatus();
 }
 
@@ -202,6 +212,7 @@ void Server::Shutdown(absl::Duration grace) {
   health_.Shutdown();
   // No new local connections while gRPC winds down.
   if (unix_) unix_->Stop();
+  if (tcp_) tcp_->Stop();
   // Running probes end (cancelled) and responder endpoints are released
   // first, so RunProbe calls in flight do not hold up the gRPC shutdown.
   if (probes_) probes_->Stop();
@@ -211,6 +222,7 @@ void Server::Shutdown(absl::Duration grace) {
     grpc_.reset();
   }
   unix_.reset();
+  tcp_.reset();
   metrics_endpoint_.reset();
 }
 

@@ -19,6 +19,7 @@
 #include "agent/api/audit_log.h"
 #include "agent/api/gate.h"
 #include "agent/api/health_service.h"
+#include "agent/serve/tcp_listener.h"
 #include "agent/serve/unix_listener.h"
 #include "agent/runtimes/confirm_guard.h"
 #include "agent/runtimes/counters_runtime.h"
@@ -158,6 +159,10 @@ class Server {
   AgentService agent_service_;
   ProbePeerService peer_service_;
   HealthService health_;
+  // The TCP listener and the acceptor it hands connections to.
+  std::unique_ptr<TcpListener> tcp_;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> tcp_acceptor_;
+  std::string grpc_health_;  // the "grpc" component's message while healthy
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::shared_ptr<metrics::NodeCollector> collector_;
