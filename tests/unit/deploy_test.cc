@@ -481,7 +481,7 @@ TEST(SystemdUnit, IsNotifyWithWatchdogMemlockAndKnownFlags) {
   // Enough descriptors for the gRPC listener's full connection cap (a
   // quarter of the limit) beside the counter files' half.
   ASSERT_FALSE(unit["LimitNOFILE"].empty());
-  EXPECT_GE(std::stoi(unit["LimitNOFILE"].at(0)), 4 * kMaxTcpConnections);
+  EXPECT_GE(std::stoi(unit["LimitNOFILE"].at(0)), 4 * agent::kMaxTcpConnections);
   EXPECT_EQ(unit["ProtectSystem"].at(0), "strict");
   std::set<std::string> known = KnownFlags();
   // The flags the unit passes itself and those the env file adds.
