@@ -144,9 +144,12 @@ class MetricsHandler : public CivetHandler {
     last_text_size_.store(text.size() + text.size() / 16, std::memory_order_relaxed);
     const std::string* body = &text;
     const bool gzip = util::AcceptsGzip(mg_get_header(conn, "Accept-Encoding"));
-    thread_local util::GzipEncoder encoder(kMetricsGzipLevel);
     std::string compressed;
-    if (gzip && encoder.Compress(text, &compressed).ok()) body = &compressed;
+    if (gzip) {
+      std::unique_ptr<util::GzipEncoder> encoder = TakeEncoder();
+      if (encoder->Compress(text, &compressed).ok()) body = &compressed;
+      ReturnEncoder(std::move(encoder));
+    }
     mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n%sContent-Length: %zu\r\n\r\n",
               metrics::kTextContentType, body == &compressed ? "Content-Encoding: gzip\r\n" : "",
               body->size());
@@ -210,6 +213,24 @@ class MetricsHandler : public CivetHandler {
     families->push_back(std::move(bytes));
   }
 
+  // Deflate states (48 KiB each) are pooled, not kept per thread: as many
+  // exist as scrapes ever ran at once, not one per worker that served one.
+  std::unique_ptr<util::GzipEncoder> TakeEncoder() {
+    {
+      std::lock_guard<std::mutex> lock(encoders_mu_);
+      if (!encoders_.empty()) {
+        std::unique_ptr<util::GzipEncoder> e = std::move(encoders_.back());
+        encoders_.pop_back();
+        return e;
+      }
+    }
+    return std::make_unique<util::GzipEncoder>(kMetricsGzipLevel);
+  }
+  void ReturnEncoder(std::unique_ptr<util::GzipEncoder> e) {
+    std::lock_guard<std::mutex> lock(encoders_mu_);
+    encoders_.push_back(std::move(e));
+  }
+
   void Count(int code, size_t bytes) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++requests_by_code_[code];
@@ -220,6 +241,8 @@ class MetricsHandler : public CivetHandler {
   std::mutex mu_;  // guards collectables_
   std::atomic<size_t> last_text_size_{0};
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  std::mutex encoders_mu_;  // guards encoders_
+  std::vector<std::unique_ptr<util::GzipEncoder>> encoders_;
   std::mutex stats_mu_;  // guards the two below
   // 200 and 401 exist from the start (a series that appears only once
   // something went wrong is one a rate() cannot see begin).

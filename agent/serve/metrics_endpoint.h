@@ -44,11 +44,11 @@ inline constexpr int kMetricsGzipLevel = 1;
 //
 // Worker threads: a scrape finds a free worker while fewer than this many
 // connections are held open by others.
-inline constexpr int kMetricsWorkers = 16;
+inline constexpr int kMetricsWorkers = 32;
 // Accepted connections waiting for a worker; with the workers, the most
 // connections civetweb holds. Past it civetweb stops accepting and new
 // connections wait in the kernel's listen queue (kMetricsListenBacklog).
-inline constexpr int kMetricsConnectionQueue = 16;
+inline constexpr int kMetricsConnectionQueue = 32;
 inline constexpr int kMetricsListenBacklog = 64;
 // From the accept (or the end of the previous request), the TLS handshake
 // and the whole request head must arrive within this, and each response

@@ -186,7 +186,8 @@ def fd_exhaustion(work):
             healthy_at = time.monotonic() - t0
             break
         time.sleep(0.2)
-    check("and the grpc component is healthy again", healthy_at is not None)
+    check("and the grpc component is healthy again"
+          + (f" ({healthy_at:.1f} s after)" if healthy_at is not None else ""), healthy_at is not None)
     # The open-and-close pattern of the report, three more rounds.
     for _ in range(3):
         for c in open_many(grpc_port, 600):
