@@ -137,7 +137,7 @@ absl::Status Server::StartGrpc() {
     // roced accepts TCP itself (agent/serve/tcp_listener.h says why); gRPC
     // runs the credentials on each connection handed over.
     tcp_ = std::make_unique<TcpListener>(TcpListenerOptions{
-        options_.grpc_listen, 0, [this](bool ok, const std::string& why) {
+        options_.grpc_listen, 0, 0, [this](bool ok, const std::string& why) {
           agent_->SetComponentHealth("grpc", ok, ok ? grpc_health_ : why);
         }});
     RETURN_IF_ERROR(tcp_->Bind());
@@ -174,7 +174,8 @@ absl::Status Server::StartGrpc() {
       options_.grpc_listen.empty()
           ? "no TCP listener"
           : absl::StrCat("listening on port ", grpc_port_, options_.insecure ? " (plaintext" : " (mutual TLS",
-                         ", at most ", tcp_->max_connections(), " connections)"),
+                         ", at most ", tcp_->max_connections(), " connections, ", tcp_->max_per_address(),
+                         " from one address)"),
       options_.socket_path.empty() ? "" : " and " + options_.socket_path);
   agent_->SetComponentHealth("grpc", true, grpc_health_);
   if (tcp_) tcp_->Serve(tcp_acceptor_.get());

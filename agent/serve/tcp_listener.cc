@@ -1,5 +1,6 @@
 #include "agent/serve/tcp_listener.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grpcpp/server_builder.h>
 #include <netdb.h>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "util/fd_limit.h"
 #include "util/log.h"
 #include "util/thread_name.h"
@@ -26,6 +28,7 @@ namespace {
 constexpr int kRetryMs = 100;      // after an accept failed for want of resources
 constexpr int kRecheckMs = 1000;   // while unhealthy and quiet
 constexpr int kListenBacklog = 1024;
+constexpr absl::Duration kPerPeerLogEvery = absl::Seconds(10);
 
 absl::Status ListenError(const std::string& listen, const std::string& why) {
   return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", listen, ": ", why));
@@ -56,6 +59,23 @@ ino_t InodeOf(int fd) {
   return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 
+// The caller's address, IPv4-mapped IPv6 addresses as IPv4 ("10.0.0.7",
+// "fd00::7"): what the per-address cap counts by.
+std::string HostOf(const sockaddr_storage& addr) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (addr.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(addr).sin_addr, text, sizeof(text));
+  } else if (addr.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+      ::inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof(text));
+    } else {
+      ::inet_ntop(AF_INET6, &a, text, sizeof(text));
+    }
+  }
+  return text;
+}
+
 bool IsResourceShortage(int err) { return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM; }
 
 }  // namespace
@@ -67,7 +87,8 @@ int DefaultTcpConnectionCap() {
 
 TcpListener::TcpListener(TcpListenerOptions options)
     : options_(std::move(options)),
-      cap_(options_.max_connections > 0 ? options_.max_connections : DefaultTcpConnectionCap()) {}
+      cap_(options_.max_connections > 0 ? options_.max_connections : DefaultTcpConnectionCap()),
+      per_peer_cap_(options_.max_per_address > 0 ? options_.max_per_address : std::max(4, cap_ / 8)) {}
 
 int TcpListener::BindOne(const addrinfo& ai, bool dual_stack) {
   const int fd = ::socket(ai.ai_family, ai.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai.ai_protocol);
@@ -173,7 +194,9 @@ void TcpListener::AcceptLoop(grpc::experimental::ExternalConnectionAcceptor* acc
 }
 
 void TcpListener::AcceptOne(int listen_fd, grpc::experimental::ExternalConnectionAcceptor* acceptor) {
-  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  sockaddr_storage peer{};
+  socklen_t peer_len = sizeof(peer);
+  const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     if (err == EAGAIN || err == EINTR || err == ECONNABORTED) return;
@@ -190,7 +213,20 @@ void TcpListener::AcceptOne(int listen_fd, grpc::experimental::ExternalConnectio
     Report(false, absl::StrCat("at the connection cap: ", cap_, " TCP connections open; new ones are closed"));
     return;
   }
-  held_.push_back({fd, InodeOf(fd)});
+  std::string host = HostOf(peer);
+  if (FromHost(host) >= static_cast<size_t>(per_peer_cap_)) {
+    ::close(fd);
+    ++refused_per_peer_;
+    const absl::Time now = absl::Now();
+    if (now - last_per_peer_log_ >= kPerPeerLogEvery) {
+      LOG_WARNING << "gRPC TCP listener: " << host << " holds " << per_peer_cap_ << " connections, the most one "
+                  << "address may; " << refused_per_peer_ << " connection(s) past that closed since the last report";
+      refused_per_peer_ = 0;
+      last_per_peer_log_ = now;
+    }
+    return;
+  }
+  held_.push_back({fd, InodeOf(fd), std::move(host)});
   grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
   p.listener_fd = listen_fd;
   p.fd = fd;
@@ -204,6 +240,15 @@ void TcpListener::ShedOne(int listen_fd) {
   const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd >= 0) ::close(fd);
   spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+size_t TcpListener::FromHost(const std::string& host) {
+  auto from = [&] {
+    return static_cast<size_t>(std::count_if(held_.begin(), held_.end(), [&](const Held& h) { return h.host == host; }));
+  };
+  if (from() < static_cast<size_t>(per_peer_cap_)) return from();
+  Live();
+  return from();
 }
 
 size_t TcpListener::Live() {

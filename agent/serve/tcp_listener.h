@@ -9,8 +9,11 @@
 // files") every later TCP call timed out while the "grpc" component still
 // said healthy. This listener
 //   - holds at most `max_connections` connections (by default
-//     DefaultTcpConnectionCap(), below the open-file limit); one past the
-//     cap is accepted and closed at once, so its client fails fast;
+//     DefaultTcpConnectionCap(), below the open-file limit), and at most
+//     `max_per_address` from one address (by default an eighth of that:
+//     one host cannot take them all); one past either is accepted and
+//     closed at once, so its client fails fast (the per-address refusals
+//     are logged every 10 s at most);
 //   - on EMFILE, ENFILE, ENOBUFS or ENOMEM gives up a spare descriptor it
 //     keeps, accepts and closes the waiting connection (the listen queue
 //     does not fill with connections nobody serves), and tries again every
@@ -35,6 +38,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace grpc::experimental {
 class ExternalConnectionAcceptor;
@@ -58,6 +62,8 @@ struct TcpListenerOptions {
   std::string listen;
   // 0: DefaultTcpConnectionCap().
   int max_connections = 0;
+  // 0: max(4, max_connections / 8).
+  int max_per_address = 0;
   // Called from the accept thread when accepting stops or starts working
   // again (false: the reason).
   std::function<void(bool ok, const std::string& why)> on_health;
@@ -76,6 +82,7 @@ class TcpListener {
   // The port bound (after Bind; the one picked for port 0).
   int port() const { return port_; }
   int max_connections() const { return cap_; }
+  int max_per_address() const { return per_peer_cap_; }
   // Starts accepting, handing connections to `acceptor` (whose server must
   // be started; it must outlive Stop()).
   void Serve(grpc::experimental::ExternalConnectionAcceptor* acceptor);
@@ -87,6 +94,7 @@ class TcpListener {
   struct Held {
     int fd;
     ino_t inode;
+    std::string host;  // the caller's address
   };
   // 0, or the errno of the socket, bind or listen that failed.
   int BindOne(const addrinfo& ai, bool dual_stack);
@@ -97,12 +105,16 @@ class TcpListener {
   void ShedOne(int listen_fd);
   // Drops the connections gRPC has closed; returns how many are left.
   size_t Live();
+  // Connections held from `host` (dropping closed ones first when that
+  // reaches the per-address cap).
+  size_t FromHost(const std::string& host);
   void Report(bool ok, const std::string& why);
   // Whether a descriptor can be had and the connections are below the cap.
   bool CanAcceptAgain();
 
   TcpListenerOptions options_;
   int cap_;
+  int per_peer_cap_;
   std::vector<int> listen_fds_;
   int port_ = 0;
   int wake_fd_ = -1;   // eventfd: Stop() wakes the accept loop
@@ -111,6 +123,8 @@ class TcpListener {
   // Accept thread only:
   std::vector<Held> held_;
   bool healthy_ = true;
+  uint64_t refused_per_peer_ = 0;  // since the last log line
+  absl::Time last_per_peer_log_ = absl::InfinitePast();
 };
 
 }  // namespace roced::agent

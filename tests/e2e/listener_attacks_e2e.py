@@ -7,11 +7,12 @@ slowloris: six TCP connections to the metrics port that send nothing, each
   (with civetweb's old 2 workers and 30 s timeout, 4 such connections made
   every scrape fail).
 fd_exhaustion: roced under an open-file limit of 512 (hard, so it cannot
-  raise it); 600 connections opened to its gRPC TCP port, held, then closed.
-  While they are held the "grpc" component is unhealthy (connection cap);
-  afterwards it is healthy again and a TCP call answers (gRPC 1.51's own
-  listener logged "Failed accept4: Too many open files" and never accepted
-  again).
+  raise it); 600 connections opened to its gRPC TCP port from one address
+  (it gets its share; a call from another address answers, health stays
+  good), then 600 from 60 addresses, held, then closed. While these are
+  held the "grpc" component is unhealthy (connection cap); afterwards it is
+  healthy again and a TCP call answers (gRPC 1.51's own listener logged
+  "Failed accept4: Too many open files" and never accepted again).
 Usage: listener_attacks_e2e.py BIN_DIR SOURCE_DIR slowloris|fd_exhaustion
 """
 import os
@@ -147,10 +148,12 @@ def rocectl_status(grpc_port):
                            "--timeout", "2s", "status"], capture_output=True, text=True).returncode
 
 
-def open_many(port, n):
+def open_many(port, n, sources=1):
+    """n connections to 127.0.0.1:port from 127.0.0.2 .. 127.0.0.(1+sources)."""
     conns = []
-    for _ in range(n):
+    for i in range(n):
         s = socket.socket()
+        s.bind((f"127.0.0.{2 + i % sources}", 0))
         s.setblocking(False)
         s.connect_ex(("127.0.0.1", port))
         conns.append(s)
@@ -165,10 +168,20 @@ def fd_exhaustion(work):
     log_path = os.path.join(work, "roced.log")
     check("roced logs the open-file limit it got", "open-file limit 512, hard limit 512" in open(log_path).read())
     check("a TCP call answers before the flood", rocectl_status(grpc_port) == 0)
+    # One host: it gets its share (16 of the 128), the rest is closed.
     conns = open_many(grpc_port, 600)
     time.sleep(1.5)
+    check("with 600 connections held from one address, a call from another answers",
+          rocectl_status(grpc_port) == 0)
+    check("and the grpc component stays healthy", grpc_healthy(metrics_port) is True)
+    for c in conns:
+        c.close()
+    # 60 hosts, 10 connections each: the cap is reached.
+    conns = open_many(grpc_port, 600, sources=60)
+    time.sleep(1.5)
     during = grpc_healthy(metrics_port)
-    check("with 600 connections held, the grpc component is unhealthy", during is False, f"healthy={during}")
+    check("with 600 connections held from 60 addresses, the grpc component is unhealthy", during is False,
+          f"healthy={during}")
     for c in conns:
         c.close()
     t0 = time.monotonic()
@@ -190,13 +203,14 @@ def fd_exhaustion(work):
           + (f" ({healthy_at:.1f} s after)" if healthy_at is not None else ""), healthy_at is not None)
     # The open-and-close pattern of the report, three more rounds.
     for _ in range(3):
-        for c in open_many(grpc_port, 600):
+        for c in open_many(grpc_port, 600, sources=60):
             c.close()
     time.sleep(1.5)
     check("after 3 more rounds of 600 connections opened and closed, a TCP call answers",
           rocectl_status(grpc_port) == 0)
     text = open(log_path).read()
-    check("the log says why connections were refused", "at the connection cap: 128" in text)
+    check("the log says why connections were refused",
+          "at the connection cap: 128" in text and "127.0.0.2 holds 16 connections" in text)
     check("gRPC's own accept never failed", "Failed accept4" not in text)
     stop_roced(proc, work)
 

@@ -5,6 +5,7 @@
 // the whole process.
 #include "agent/serve/tcp_listener.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -64,8 +65,8 @@ class HealthLog {
 // A gRPC server (grpc.health.v1) fed by a TcpListener on 127.0.0.1.
 class Rig {
  public:
-  explicit Rig(int max_connections)
-      : listener_(TcpListenerOptions{"127.0.0.1:0", max_connections,
+  explicit Rig(int max_connections, int max_per_address = 0)
+      : listener_(TcpListenerOptions{"127.0.0.1:0", max_connections, max_per_address,
                                      [this](bool ok, const std::string& why) { health.Add(ok, why); }}) {}
   ~Rig() {
     listener_.Stop();
@@ -184,11 +185,54 @@ TEST(TcpListener, ConnectionsPastTheCapAreClosedAndReported) {
   EXPECT_TRUE(rig.Check().ok());
 }
 
+// A connection from `source` (a loopback address: all of 127/8 is) to
+// 127.0.0.1:port.
+util::UniqueFd ConnectFrom(const char* source, int port) {
+  util::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &addr.sin_addr);
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << source;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << source;
+  return fd;
+}
+
+// Whether the server closed `fd` within `wait`.
+bool ClosedWithin(const util::UniqueFd& fd, absl::Duration wait) {
+  if (!util::AwaitFd(fd.get(), POLLIN, absl::Now() + wait, "connection").ok()) return false;
+  char byte;
+  return ::recv(fd.get(), &byte, 1, MSG_DONTWAIT) <= 0;
+}
+
+// One host flooding the port: past its share (max_per_address) its
+// connections are closed at once, while another address still connects
+// and calls, and the listener stays healthy (the flood is that host's
+// problem, not the agent's).
+TEST(TcpListener, OneAddressCannotTakeEveryConnection) {
+  Rig rig(/*max_connections=*/16, /*max_per_address=*/4);
+  rig.Start();
+  std::vector<util::UniqueFd> flood;
+  for (int i = 0; i < 4; ++i) flood.push_back(ConnectFrom("127.0.0.2", rig.port()));
+  for (const util::UniqueFd& fd : flood) EXPECT_FALSE(ClosedWithin(fd, absl::Milliseconds(100)));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(ClosedWithin(ConnectFrom("127.0.0.2", rig.port()), absl::Seconds(2))) << "past the share of 4";
+  }
+  EXPECT_FALSE(ClosedWithin(ConnectFrom("127.0.0.3", rig.port()), absl::Milliseconds(200))) << "another address";
+  EXPECT_TRUE(rig.Check().ok()) << "a call from 127.0.0.1 during the flood";
+  EXPECT_TRUE(rig.health.events().empty());
+  flood.clear();
+  absl::SleepFor(absl::Milliseconds(200));  // gRPC sees them close
+  EXPECT_FALSE(ClosedWithin(ConnectFrom("127.0.0.2", rig.port()), absl::Milliseconds(200)))
+      << "the flooding address connects again once its connections closed";
+}
+
 TEST(TcpListener, ABusyPortIsAnErrorNamingTheAddress) {
-  TcpListener first(TcpListenerOptions{"127.0.0.1:0", 0, nullptr});
+  TcpListener first(TcpListenerOptions{"127.0.0.1:0", 0, 0, nullptr});
   ASSERT_TRUE(first.Bind().ok());
   const std::string listen = absl::StrCat("127.0.0.1:", first.port());
-  TcpListener second(TcpListenerOptions{listen, 0, nullptr});
+  TcpListener second(TcpListenerOptions{listen, 0, 0, nullptr});
   absl::Status s = second.Bind();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(s.message()), HasSubstr(listen));
@@ -196,13 +240,13 @@ TEST(TcpListener, ABusyPortIsAnErrorNamingTheAddress) {
 
 TEST(TcpListener, ListensOnTheFormsOfGrpcListen) {
   for (const std::string listen : {"127.0.0.1:0", "0.0.0.0:0", "[::]:0", "localhost:0"}) {
-    TcpListener l(TcpListenerOptions{listen, 0, nullptr});
+    TcpListener l(TcpListenerOptions{listen, 0, 0, nullptr});
     ASSERT_TRUE(l.Bind().ok()) << listen;
     EXPECT_NE(l.port(), 0) << listen;
     EXPECT_TRUE(util::ConnectTcp("127.0.0.1", static_cast<uint16_t>(l.port()), absl::Now() + absl::Seconds(2)).ok())
         << listen;
   }
-  TcpListener bad(TcpListenerOptions{"127.0.0.1:http", 0, nullptr});
+  TcpListener bad(TcpListenerOptions{"127.0.0.1:http", 0, 0, nullptr});
   EXPECT_EQ(bad.Bind().code(), absl::StatusCode::kInvalidArgument);
 }
 
