@@ -142,6 +142,9 @@ absl::Status Server::StartGrpc() {
         }});
     RETURN_IF_ERROR(tcp_->Bind());
     grpc_port_ = tcp_->port();
+    // A connection holds its place under the listener's caps until gRPC
+    // closes it: one that never completes its handshake goes after this.
+    builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ToMs(kTcpHandshakeTimeout));
     tcp_acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
         grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
         options_.insecure ? grpc::InsecureServerCredentials()

@@ -48,6 +48,10 @@ namespace roced::agent {
 
 // The most TCP connections the gRPC listener holds at once.
 inline constexpr int kMaxTcpConnections = 1024;
+// How long gRPC waits for a new connection's TLS handshake and HTTP/2
+// preface before closing it (gRPC's default: 120 s): a connection that
+// sends nothing frees its place under the caps after this.
+inline constexpr absl::Duration kTcpHandshakeTimeout = absl::Seconds(10);
 
 // min(kMaxTcpConnections, a quarter of the open-file soft limit), at least
 // 16: half the limit is the counter files' cache (hal::CounterFiles), the

@@ -12,7 +12,9 @@ fd_exhaustion: roced under an open-file limit of 512 (hard, so it cannot
   good), then 600 from 60 addresses, held, then closed. While these are
   held the "grpc" component is unhealthy (connection cap); afterwards it is
   healthy again and a TCP call answers (gRPC 1.51's own listener logged
-  "Failed accept4: Too many open files" and never accepted again).
+  "Failed accept4: Too many open files" and never accepted again). A
+  connection that sends nothing is closed within 12 s (gRPC's handshake
+  timeout was 120 s).
 Usage: listener_attacks_e2e.py BIN_DIR SOURCE_DIR slowloris|fd_exhaustion
 """
 import os
@@ -208,6 +210,18 @@ def fd_exhaustion(work):
     time.sleep(1.5)
     check("after 3 more rounds of 600 connections opened and closed, a TCP call answers",
           rocectl_status(grpc_port) == 0)
+    # A connection that never sends its handshake frees its place.
+    idle = socket.create_connection(("127.0.0.1", grpc_port))
+    idle.settimeout(15)
+    t0 = time.monotonic()
+    try:
+        while idle.recv(4096):
+            pass
+    except OSError:
+        pass
+    took = time.monotonic() - t0
+    check(f"a connection that sends nothing is closed after {took:.1f} s (at most 12 s)", took <= 12)
+    idle.close()
     text = open(log_path).read()
     check("the log says why connections were refused",
           "at the connection cap: 128" in text and "127.0.0.2 holds 16 connections" in text)
