@@ -18,6 +18,7 @@
 #include "roced/version.h"
 #include "util/args.h"
 #include "util/escape.h"
+#include "util/fd_limit.h"
 #include "util/log.h"
 #include "util/log_limiter.h"
 #include "util/sd_notify.h"
@@ -163,6 +164,12 @@ int Run(int argc, char** argv) {
     return kExitError;
   }
   const sigset_t signals = PrepareProcess();
+  // Descriptors bound connections and cached counter files: as many as the
+  // hard limit allows (the gRPC listener's connection cap is sized from it).
+  const roced::util::FdLimit fds = roced::util::RaiseFdLimit();
+  LOG_INFO << "open-file limit " << fds.soft
+           << (fds.soft > fds.before ? absl::StrCat(" (raised from ", fds.before, ")") : std::string())
+           << ", hard limit " << fds.hard;
 
   // A state directory that cannot be created or written does not stop the
   // agent: it serves, degraded, and says why (the "state" component).

@@ -42,13 +42,28 @@ bool BasicAuth::Check(const std::string& user, const std::string& password) {
   // the one hashed.
   const bool nul = password.find('\0') != std::string::npos;
   if (it == users_.end() || nul) {
-    BcryptMatches(kDummyHash, password.substr(0, password.find('\0')));
+    GatedBcrypt(kDummyHash, password.substr(0, password.find('\0')));
     return false;
   }
-  if (!BcryptMatches(it->second, password)) return false;
+  if (!GatedBcrypt(it->second, password)) return false;
   std::lock_guard<std::mutex> lock(mu_);
   RememberLocked(user, digest);
   return true;
+}
+
+bool BasicAuth::GatedBcrypt(const std::string& hash, const std::string& password) {
+  {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    gate_cv_.wait(lock, [this] { return running_ < kMaxBcryptRuns; });
+    ++running_;
+  }
+  const bool match = BcryptMatches(hash, password);
+  {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    --running_;
+  }
+  gate_cv_.notify_one();
+  return match;
 }
 
 bool BasicAuth::CachedLocked(const std::string& user, const Digest& digest) {

@@ -6,11 +6,13 @@
 // remembered: the user and the SHA-256 of the password, at most
 // kAuthCacheEntries of them, the least recently used dropped first. A
 // failed check is never remembered; what wrong passwords can cost is bounded
-// by civetweb's worker threads (2, the metrics endpoint's): at most two
-// bcrypt runs at a time, whatever the number of clients.
+// by a gate of its own: at most kMaxBcryptRuns bcrypt runs at a time,
+// whatever the number of clients and of civetweb's worker threads (a check
+// past it waits for a run to end). A remembered success needs no run.
 #pragma once
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -20,6 +22,7 @@
 namespace roced::agent {
 
 inline constexpr std::size_t kAuthCacheEntries = 64;
+inline constexpr int kMaxBcryptRuns = 2;
 
 class BasicAuth {
  public:
@@ -43,11 +46,16 @@ class BasicAuth {
   };
   bool CachedLocked(const std::string& user, const Digest& digest);
   void RememberLocked(const std::string& user, const Digest& digest);
+  // BcryptMatches, once fewer than kMaxBcryptRuns runs are under way.
+  bool GatedBcrypt(const std::string& hash, const std::string& password);
 
   const std::map<std::string, std::string> users_;
   mutable std::mutex mu_;  // guards cache_ and hash_runs_; not held during bcrypt
   std::list<Entry> cache_;  // most recently used first
   std::uint64_t hash_runs_ = 0;
+  std::mutex gate_mu_;  // guards running_
+  std::condition_variable gate_cv_;
+  int running_ = 0;
 };
 
 // crypt(3) of `password` with the salt and cost of `hash`, compared in

@@ -115,7 +115,7 @@ class ReadyzHandler : public CivetHandler {
   const std::function<model::Readiness()> readiness_;
 };
 
-// GET /metrics. civetweb runs it on its two worker threads, possibly both at
+// GET /metrics. civetweb runs it on its worker threads, possibly several at
 // once: the collectables are copied under mu_ and collected without it.
 class MetricsHandler : public CivetHandler {
  public:
@@ -144,9 +144,12 @@ class MetricsHandler : public CivetHandler {
     last_text_size_.store(text.size() + text.size() / 16, std::memory_order_relaxed);
     const std::string* body = &text;
     const bool gzip = util::AcceptsGzip(mg_get_header(conn, "Accept-Encoding"));
-    thread_local util::GzipEncoder encoder(kMetricsGzipLevel);
     std::string compressed;
-    if (gzip && encoder.Compress(text, &compressed).ok()) body = &compressed;
+    if (gzip) {
+      std::unique_ptr<util::GzipEncoder> encoder = TakeEncoder();
+      if (encoder->Compress(text, &compressed).ok()) body = &compressed;
+      ReturnEncoder(std::move(encoder));
+    }
     mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n%sContent-Length: %zu\r\n\r\n",
               metrics::kTextContentType, body == &compressed ? "Content-Encoding: gzip\r\n" : "",
               body->size());
@@ -210,6 +213,24 @@ class MetricsHandler : public CivetHandler {
     families->push_back(std::move(bytes));
   }
 
+  // Deflate states (48 KiB each) are pooled, not kept per thread: as many
+  // exist as scrapes ever ran at once, not one per worker that served one.
+  std::unique_ptr<util::GzipEncoder> TakeEncoder() {
+    {
+      std::lock_guard<std::mutex> lock(encoders_mu_);
+      if (!encoders_.empty()) {
+        std::unique_ptr<util::GzipEncoder> e = std::move(encoders_.back());
+        encoders_.pop_back();
+        return e;
+      }
+    }
+    return std::make_unique<util::GzipEncoder>(kMetricsGzipLevel);
+  }
+  void ReturnEncoder(std::unique_ptr<util::GzipEncoder> e) {
+    std::lock_guard<std::mutex> lock(encoders_mu_);
+    encoders_.push_back(std::move(e));
+  }
+
   void Count(int code, size_t bytes) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++requests_by_code_[code];
@@ -220,6 +241,8 @@ class MetricsHandler : public CivetHandler {
   std::mutex mu_;  // guards collectables_
   std::atomic<size_t> last_text_size_{0};
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
+  std::mutex encoders_mu_;  // guards encoders_
+  std::vector<std::unique_ptr<util::GzipEncoder>> encoders_;
   std::mutex stats_mu_;  // guards the two below
   // 200 and 401 exist from the start (a series that appears only once
   // something went wrong is one a rate() cannot see begin).
@@ -248,7 +271,13 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     const std::string& civet_listen, const WebConfig& web) {
   if (absl::Status s = CheckListenAddress(civet_listen); !s.ok()) return s;
   std::unique_ptr<MetricsEndpoint> ep(new MetricsEndpoint());
-  std::vector<std::string> options = {"listening_ports", civet_listen, "num_threads", "2"};
+  std::vector<std::string> options = {
+      "listening_ports", civet_listen,
+      "num_threads", absl::StrCat(kMetricsWorkers),
+      "connection_queue", absl::StrCat(kMetricsConnectionQueue),
+      "listen_backlog", absl::StrCat(kMetricsListenBacklog),
+      "request_timeout_ms", absl::StrCat(kMetricsRequestTimeoutMs),
+      "keep_alive_timeout_ms", absl::StrCat(kMetricsKeepAliveTimeoutMs)};
   CivetCallbacks callbacks;
   if (web.tls) {
     // civetweb looks OpenSSL up by the names these libraries carry; calling

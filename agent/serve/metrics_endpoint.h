@@ -1,5 +1,5 @@
-// The Prometheus endpoint (/metrics): civetweb (2 worker threads) on one
-// address, with the TLS and basic authentication of a web config
+// The Prometheus endpoint (/metrics): civetweb (kMetricsWorkers worker
+// threads, the bounds below) on one address, with the TLS and basic authentication of a web config
 // (agent/serve/web_config.h), and a handler of our own in front of the
 // Collectables (prometheus-cpp's interface): their families are written with
 // metrics::Expose (numbers in their shortest form, one reserved buffer) and
@@ -34,6 +34,31 @@ namespace roced::agent {
 // The gzip level of /metrics responses: 1 compresses roced's exposition
 // about 7x (level 6: 9x) in a third of the time.
 inline constexpr int kMetricsGzipLevel = 1;
+
+// Bounds that keep idle and slow clients (slowloris) from holding the
+// endpoint. civetweb serves one connection per worker thread, from the
+// accept until the connection closes, and queues accepted connections for
+// the workers. With 2 workers and civetweb's 30 s request timeout, four
+// connections that sent nothing (reopened when closed) made every scrape
+// fail; so:
+//
+// Worker threads: a scrape finds a free worker while fewer than this many
+// connections are held open by others.
+inline constexpr int kMetricsWorkers = 32;
+// Accepted connections waiting for a worker; with the workers, the most
+// connections civetweb holds. Past it civetweb stops accepting and new
+// connections wait in the kernel's listen queue (kMetricsListenBacklog).
+inline constexpr int kMetricsConnectionQueue = 32;
+inline constexpr int kMetricsListenBacklog = 64;
+// From the accept (or the end of the previous request), the TLS handshake
+// and the whole request head must arrive within this, and each response
+// write must complete within it: a connection that sends nothing holds a
+// worker this long at most. A scrape on loopback takes about 1 ms, over
+// TLS about 2 ms.
+inline constexpr int kMetricsRequestTimeoutMs = 5000;
+// A kept-alive connection's wait for its next request (civetweb closes each
+// connection after one request unless keep-alive is enabled; it is not).
+inline constexpr int kMetricsKeepAliveTimeoutMs = 500;
 
 class MetricsHandler;
 class ReadyzHandler;

@@ -142,56 +142,83 @@ absl::Status Server::Start() {
 }
 
 std::string Server::Listening() const {
-  return absl::StrCat(options_.grpc_listen.empty()
-                          ? "no TCP listener"
-                          : absl::StrCat("listening on port ", grpc_port_,
-                                         options_.insecure ? " (plaintext)" : " (mutual TLS)"),
-                      options_.socket_path.empty() ? "" : " and " + options_.socket_path);
+  return absl::StrCat(
+      options_.grpc_listen.empty() || tcp_ == nullptr
+          ? "no TCP listener"
+          : absl::StrCat("listening on port ", grpc_port_, options_.insecure ? " (plaintext" : " (mutual TLS",
+                         ", at most ", tcp_->max_connections(), " connections, ", tcp_->max_per_address(),
+                         " from one address)"),
+      options_.socket_path.empty() ? "" : " and " + options_.socket_path);
+}
+
+void Server::SetGrpcProblem(GrpcProblem source, bool ok, const std::string& why) {
+  std::lock_guard<std::mutex> lock(grpc_health_mu_);
+  grpc_problems_[static_cast<size_t>(source)] = ok ? "" : why;
+  std::string problems;
+  for (const std::string& p : grpc_problems_) {
+    if (!p.empty()) absl::StrAppend(&problems, problems.empty() ? "" : "; ", p);
+  }
+  agent_->SetComponentHealth("grpc", problems.empty(),
+                             problems.empty() ? listening_ : absl::StrCat(problems, "; ", listening_));
 }
 
 absl::Status Server::StartGrpc() {
   if (options_.reflection) RETURN_IF_ERROR(EnableReflection());
   limits_ = std::make_unique<CallLimits>(options_.call_limits, [this](bool healthy, const std::string& why) {
-    agent_->SetComponentHealth("grpc", healthy, healthy ? Listening() : absl::StrCat(why, "; ", Listening()));
+    SetGrpcProblem(GrpcProblem::kCallLimits, healthy, why);
   });
   gate_.set_call_limits(limits_.get());
-  if (!options_.grpc_listen.empty()) {
-    grpc::ServerBuilder builder;
-    // gRPC sets SO_REUSEPORT by default, which would let a second roced bind
-    // the same port and split the traffic; a busy port must be an error.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    ApplyServerLimits(&builder, kMaxServerThreads);
-    builder.AddListeningPort(options_.grpc_listen,
-                             options_.insecure ? grpc::InsecureServerCredentials()
-                                               : access::ServerTlsCredentials(options_.tls,
-                                                                              options_.tls_reload_interval_seconds),
-                             &grpc_port_);
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-    interceptors.push_back(limits_->Factory(/*tcp=*/true));
-    builder.experimental().SetInterceptorCreators(std::move(interceptors));
-    builder.RegisterService(&agent_service_);
-    builder.RegisterService(&peer_service_);
-    builder.RegisterService(&health_);
-    grpc_ = builder.BuildAndStart();
-    if (grpc_ == nullptr || grpc_port_ == 0) {
-      grpc_.reset();
-      return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options_.grpc_listen,
-                                                 " (address in use or not available?)"));
-    }
-  }
+  if (!options_.grpc_listen.empty()) RETURN_IF_ERROR(StartTcp());
   if (absl::Status unix = StartUnix(); !unix.ok()) {
     if (grpc_) {
       grpc_->Shutdown();
       grpc_->Wait();
       grpc_.reset();
     }
+    tcp_.reset();
     return unix;
   }
   for (const char* service : {"", "roced.v1.Agent", "roced.v1.ProbePeer"}) {
     health_.SetServingStatus(service, true);
     unix_health_.SetServingStatus(service, true);
   }
-  agent_->SetComponentHealth("grpc", true, Listening());
+  {
+    std::lock_guard<std::mutex> lock(grpc_health_mu_);
+    listening_ = Listening();
+  }
+  SetGrpcProblem(GrpcProblem::kCallLimits, true, "");
+  if (tcp_) tcp_->Serve(tcp_acceptor_.get());
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartTcp() {
+  // roced accepts TCP itself (agent/serve/tcp_listener.h says why); gRPC
+  // runs the credentials on each connection handed over.
+  tcp_ = std::make_unique<TcpListener>(TcpListenerOptions{
+      options_.grpc_listen, 0, 0,
+      [this](bool ok, const std::string& why) { SetGrpcProblem(GrpcProblem::kListener, ok, why); }});
+  RETURN_IF_ERROR(tcp_->Bind());
+  grpc_port_ = tcp_->port();
+  grpc::ServerBuilder builder;
+  ApplyServerLimits(&builder, kMaxServerThreads);
+  // A connection holds its place under the listener's caps until gRPC
+  // closes it: one that never completes its handshake goes after this.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ToMs(kTcpHandshakeTimeout));
+  tcp_acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      options_.insecure ? grpc::InsecureServerCredentials()
+                        : access::ServerTlsCredentials(options_.tls, options_.tls_reload_interval_seconds));
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(limits_->Factory(/*tcp=*/true));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  builder.RegisterService(&agent_service_);
+  builder.RegisterService(&peer_service_);
+  builder.RegisterService(&health_);
+  grpc_ = builder.BuildAndStart();
+  if (grpc_ == nullptr) {
+    tcp_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot start the gRPC server for ", options_.grpc_listen));
+  }
   return absl::OkStatus();
 }
 
@@ -256,6 +283,7 @@ void Server::Shutdown(absl::Duration grace) {
   unix_health_.Shutdown();
   // No new local connections while gRPC winds down.
   if (unix_) unix_->Stop();
+  if (tcp_) tcp_->Stop();
   // Running probes end (cancelled) and responder endpoints are released
   // first, so RunProbe calls in flight do not hold up the gRPC shutdown.
   if (probes_) probes_->Stop();
@@ -267,6 +295,7 @@ void Server::Shutdown(absl::Duration grace) {
     server->reset();
   }
   unix_.reset();
+  tcp_.reset();
   // After both servers: no interceptor is left to tell the limits anything.
   gate_.set_call_limits(nullptr);
   limits_.reset();

@@ -7,9 +7,12 @@
 
 #include <grpcpp/server_builder.h>
 
+#include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "access/grpc_tls.h"
@@ -21,6 +24,7 @@
 #include "agent/api/call_limits.h"
 #include "agent/api/gate.h"
 #include "agent/api/health_service.h"
+#include "agent/serve/tcp_listener.h"
 #include "agent/serve/unix_listener.h"
 #include "agent/runtimes/confirm_guard.h"
 #include "agent/runtimes/counters_runtime.h"
@@ -175,10 +179,17 @@ class Server {
   // certificate files valid. Errors name the flags.
   absl::Status CheckTcpSecurity() const;
   absl::Status StartGrpc();
+  // The TCP listener and its server (with --grpc-listen).
+  absl::Status StartTcp();
   // The unix socket's own server (none without --socket).
   absl::Status StartUnix();
-  // What the "grpc" component says while no limit refuses calls.
+  // What the "grpc" component says while nothing is wrong.
   std::string Listening() const;
+  // The "grpc" component from both of its sources: the call limits
+  // refusing calls, the TCP listener failing to accept (each with why, or
+  // ok). Healthy when neither reports a problem.
+  enum class GrpcProblem { kCallLimits = 0, kListener = 1 };
+  void SetGrpcProblem(GrpcProblem source, bool ok, const std::string& why);
   absl::Status StartMetrics();
 
   Agent* const agent_;
@@ -198,6 +209,12 @@ class Server {
   HealthService health_;
   HealthService unix_health_;
   std::unique_ptr<CallLimits> limits_;
+  // The TCP listener and the acceptor it hands connections to.
+  std::unique_ptr<TcpListener> tcp_;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> tcp_acceptor_;
+  std::mutex grpc_health_mu_;
+  std::array<std::string, 2> grpc_problems_ ABSL_GUARDED_BY(grpc_health_mu_);
+  std::string listening_ ABSL_GUARDED_BY(grpc_health_mu_);  // Listening(), once started
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<grpc::Server> unix_grpc_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;

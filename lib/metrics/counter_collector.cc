@@ -460,12 +460,19 @@ void CounterCollector::AppendText(std::string* out) const {
   std::vector<PortNetdev> ports = ports_();
   std::vector<NetdevStats> netdevs;
   if (ethtool_ != nullptr) netdevs = ReadNetdevStats(ethtool_, ports);
-  // Kept per thread between scrapes (civetweb's two workers): the counter
-  // sets are rewritten in place and the family buffers keep their size.
-  thread_local std::vector<hal::PortCounterSet> sets;
-  thread_local std::vector<std::string> scratch;
-  files_->ReadInto(&sets);
-  AppendText(sets, ports, netdevs, &scratch, out);
+  std::unique_ptr<Scratch> kept;
+  {
+    std::lock_guard<std::mutex> lock(scratch_mu_);
+    if (!scratch_pool_.empty()) {
+      kept = std::move(scratch_pool_.back());
+      scratch_pool_.pop_back();
+    }
+  }
+  if (kept == nullptr) kept = std::make_unique<Scratch>();
+  files_->ReadInto(&kept->sets);
+  AppendText(kept->sets, ports, netdevs, &kept->buffers, out);
+  std::lock_guard<std::mutex> lock(scratch_mu_);
+  scratch_pool_.push_back(std::move(kept));
 }
 
 std::vector<roced::v1::CounterSet> BuildCounterSets(const std::vector<hal::PortCounterSet>& sets,

@@ -77,6 +77,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -148,9 +150,20 @@ class CounterCollector : public prometheus::Collectable, public TextCollectable 
                          std::vector<std::string>* scratch, std::string* out);
 
  private:
+  // What a scrape keeps for the next one: the counter sets (rewritten in
+  // place) and the family buffers (their sizes kept).
+  struct Scratch {
+    std::vector<hal::PortCounterSet> sets;
+    std::vector<std::string> buffers;
+  };
+
   hal::CounterFiles* files_;
   hal::NetdevStatsReader* ethtool_;
   PortsFn ports_;
+  // One Scratch per scrape running at once (not per thread: civetweb has 32
+  // workers, and any of them may serve a scrape).
+  mutable std::mutex scratch_mu_;
+  mutable std::vector<std::unique_ptr<Scratch>> scratch_pool_;
 };
 
 // Reads the ethtool statistics of each distinct netdev in `ports`, keeping

@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "access/policy.h"
 #include "agent/flags.h"
+#include "agent/serve/tcp_listener.h"
 #include "hal/paths.h"
 #include "model/config_yaml.h"
 #include "model/validate.h"
@@ -477,6 +478,10 @@ TEST(SystemdUnit, IsNotifyWithWatchdogMemlockAndKnownFlags) {
   EXPECT_EQ(unit["Type"].at(0), "notify");
   ASSERT_FALSE(unit["WatchdogSec"].empty());
   EXPECT_EQ(unit["LimitMEMLOCK"].at(0), "infinity");
+  // Enough descriptors for the gRPC listener's full connection cap (a
+  // quarter of the limit) beside the counter files' half.
+  ASSERT_FALSE(unit["LimitNOFILE"].empty());
+  EXPECT_GE(std::stoi(unit["LimitNOFILE"].at(0)), 4 * agent::kMaxTcpConnections);
   EXPECT_EQ(unit["ProtectSystem"].at(0), "strict");
   std::set<std::string> known = KnownFlags();
   // The flags the unit passes itself and those the env file adds.

@@ -2,10 +2,17 @@
 // (agent/basic_auth): every refusal names the field and what is allowed.
 #include <crypt.h>
 #include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <thread>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -350,6 +357,86 @@ TEST(MetricsEndpoint, StopsWithoutWaitingOutTheListenersPoll) {
     }
     EXPECT_LT(absl::Now() - t0, absl::Seconds(3)) << listen << ": five starts and stops";
   }
+}
+
+// Keeps `n` TCP connections to 127.0.0.1:port open that send nothing, each
+// reopened as soon as the server closes it (a slowloris attack), until
+// destroyed. reopened() counts the reopenings.
+class IdleConnections {
+ public:
+  IdleConnections(uint16_t port, int n) : port_(port), n_(n) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~IdleConnections() {
+    stop_.store(true);
+    thread_.join();
+  }
+  int reopened() const { return reopened_.load(); }
+  int open() const { return open_.load(); }
+
+ private:
+  void Run() {
+    std::vector<util::UniqueFd> fds;
+    while (!stop_.load()) {
+      while (static_cast<int>(fds.size()) < n_ && !stop_.load()) {
+        absl::StatusOr<util::UniqueFd> fd = util::ConnectTcp("127.0.0.1", port_, absl::Now() + absl::Seconds(1));
+        if (fd.ok()) fds.push_back(*std::move(fd));
+      }
+      open_.store(static_cast<int>(fds.size()));
+      std::vector<pollfd> p;
+      for (const util::UniqueFd& fd : fds) p.push_back({fd.get(), POLLIN, 0});
+      if (::poll(p.data(), p.size(), 20) <= 0) continue;
+      std::vector<util::UniqueFd> still;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        char byte;
+        if (p[i].revents != 0 && ::recv(fds[i].get(), &byte, 1, MSG_DONTWAIT) <= 0) {
+          reopened_.fetch_add(1);
+          continue;  // closed by the server: dropped, reopened above
+        }
+        still.push_back(std::move(fds[i]));
+      }
+      fds = std::move(still);
+    }
+  }
+
+  const uint16_t port_;
+  const int n_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> reopened_{0};
+  std::atomic<int> open_{0};
+  std::thread thread_;
+};
+
+// Slowloris: six connections that send nothing, reopened as soon as they
+// are closed, do not keep /metrics and /readyz from answering, each within
+// 2 s, for longer than the request timeout (so the idle ones are cut and
+// reopened during the test). With civetweb's 2 workers and its 30 s
+// request timeout (the old settings) the first scrape already timed out.
+TEST(MetricsEndpoint, SlowlorisIdleConnectionsDoNotBlockScrapes) {
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> ep = MetricsEndpoint::Start("127.0.0.1:0", WebConfig{});
+  ASSERT_TRUE(ep.ok()) << ep.status();
+  (*ep)->ServeReadiness([] { return model::Readiness{true, {}}; });
+  const auto port = static_cast<uint16_t>((*ep)->GetListeningPorts().at(0));
+  util::HttpUrl url{"127.0.0.1", port, ""};
+  IdleConnections idle(port, 6);
+  const absl::Time until = absl::Now() + absl::Milliseconds(kMetricsRequestTimeoutMs) + absl::Seconds(2);
+  absl::Duration slowest;
+  int scrapes = 0;
+  while (absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(200));
+    ASSERT_EQ(idle.open(), 6) << "the attack holds its six connections";
+    for (const char* path : {"/metrics", "/readyz"}) {
+      const absl::Time t0 = absl::Now();
+      absl::StatusOr<util::HttpResponse> r = util::HttpGet(url, path, absl::Seconds(2), 1 << 20);
+      ASSERT_TRUE(r.ok()) << path << " during the attack (scrape " << scrapes << "): " << r.status();
+      EXPECT_EQ(r->status, 200) << path;
+      slowest = std::max(slowest, absl::Now() - t0);
+      ++scrapes;
+    }
+  }
+  EXPECT_GE(idle.reopened(), 6) << "the server cut the idle connections (request timeout) and they came back";
+  std::cout << scrapes << " scrapes during the attack, slowest " << slowest << ", idle connections reopened "
+            << idle.reopened() << " times\n";
 }
 
 // Debian 12's civetweb has no IPv6: "+PORT" ("[::]:PORT") then serves
