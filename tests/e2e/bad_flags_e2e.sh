@@ -53,7 +53,7 @@ refused "gRPC on TCP without TLS flags or --insecure" "needs --tls-cert, --tls-k
   --grpc-listen 127.0.0.1:1
 refused "--insecure on a non-loopback address" "needs --insecure-allow-remote" \
   --grpc-listen 0.0.0.0:1 --insecure
-refused "a TLS file that does not exist" "--tls-client-ca $WORK/ca.pem: No such file or directory" \
+refused "a TLS file that does not exist" "--tls-client-ca $WORK/ca.pem: .*No such file or directory" \
   --grpc-listen 127.0.0.1:1 --tls-cert "$WORK/none.pem" --tls-key "$WORK/none.key" --tls-client-ca "$WORK/ca.pem"
 refused "an unknown socket group" "no-such-group-roced" --grpc-listen '' --socket-group no-such-group-roced
 refused "an IPv6 metrics address" "--metrics-listen \[::1\]:1: an IPv6 address needs civetweb built with IPv6" \

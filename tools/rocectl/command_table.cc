@@ -33,10 +33,8 @@ const std::vector<Command>& Commands() {
        "per field) and agent health.",
        BindStatus, true, "the node: devices, ports, GIDs, PCIe, config, health",
        "--target 10.0.0.11:7471 -o json status"},
-      {"get", "get config",
-       "The config in force as NodeConfig YAML (its generation in a comment),\n"
-       "in the form `rocectl apply -f` takes back; -o json: the proto3 JSON.",
-       BindGet, true, "the config in force, as YAML that apply takes back", "get config > node.yaml"},
+      {"get", "get config", "The config in force as NodeConfig YAML that `rocectl apply -f` takes back.", BindGet,
+       true, "the config in force, as YAML that apply takes back", "get config > node.yaml"},
       {"apply",
        "apply -f FILE [--dry-run] [--confirm-timeout DUR | --confirm-policy SPEC|FILE] [--expected-generation N]",
        "Send a NodeConfig to the agent. Prints the plan as a diff (current -,\n"
