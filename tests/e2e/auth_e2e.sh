@@ -30,19 +30,7 @@ command -v setpriv >/dev/null || { echo "SKIP: setpriv (util-linux) not installe
 
 # shellcheck source=lib.sh
 source "$SRC/tests/e2e/lib.sh"
-C=$WORK/certs
-bash "$SRC/tests/tls/make_certs.sh" "$C"
-cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
-cat >"$WORK/access.yaml" <<'YAML'
-apiVersion: roced/v1
-kind: AccessPolicy
-identities:
-  - {match: admin.test, roles: [admin]}
-  - {match: viewer.test, roles: [viewer]}
-socket:
-  group_roles: [admin]
-  other_roles: [viewer]
-YAML
+tls_fixture_files viewer
 
 # --- start-up refusals -------------------------------------------------------
 set +e

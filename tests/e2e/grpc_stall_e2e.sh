@@ -42,18 +42,7 @@ check() { local what=$1; shift; if "$@" >"$WORK/last.out" 2>&1; then ok "$what";
 
 # shellcheck source=lib.sh
 source "$SRC/tests/e2e/lib.sh"
-C=$WORK/certs
-bash "$SRC/tests/tls/make_certs.sh" "$C" >/dev/null
-cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
-cat >"$WORK/access.yaml" <<'YAML'
-apiVersion: roced/v1
-kind: AccessPolicy
-identities:
-  - {match: admin.test, roles: [admin]}
-  - {match: viewer.test, roles: [viewer]}
-socket:
-  group_roles: [admin]
-YAML
+tls_fixture_files
 
 GRPC_PORT=$(free_port)
 METRICS_PORT=$(free_port)

@@ -5,6 +5,22 @@
 # shellcheck source=tests/wait_until.sh
 source "$SRC/tests/wait_until.sh"
 
+# tls_fixture_files [OTHER_ROLE]: the test CA's certificates in $WORK/certs
+# (C names the directory), minimal.yaml as $WORK/roced.yaml and
+# $WORK/access.yaml: admin.test admin, viewer.test viewer, the socket's
+# group admin and, given OTHER_ROLE, every other local user that role.
+tls_fixture_files() {
+  C=$WORK/certs
+  bash "$SRC/tests/tls/make_certs.sh" "$C" >/dev/null
+  cp "$SRC/deploy/examples/minimal.yaml" "$WORK/roced.yaml"
+  {
+    printf 'apiVersion: roced/v1\nkind: AccessPolicy\nidentities:\n'
+    printf '  - {match: admin.test, roles: [admin]}\n  - {match: viewer.test, roles: [viewer]}\n'
+    printf 'socket:\n  group_roles: [admin]\n'
+    if [ -n "${1:-}" ]; then printf '  other_roles: [%s]\n' "$1"; fi
+  } >"$WORK/access.yaml"
+}
+
 # A free loopback TCP port.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

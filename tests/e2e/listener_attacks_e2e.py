@@ -30,23 +30,11 @@ import threading
 import time
 import urllib.request
 
+from e2e_check import check, failures, free_port
+
 BIN, SRC, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = 0
 
 
-def check(what, cond, detail=""):
-    global failures
-    print(("ok   - " if cond else "FAIL - ") + what + ("" if cond else f" ({detail})"), flush=True)
-    if not cond:
-        failures += 1
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def get(port, path, timeout):
@@ -95,7 +83,7 @@ def stop_roced(proc, work):
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
-    if failures:
+    if failures():
         sys.stdout.write(open(os.path.join(work, "roced.log")).read()[-4000:])
 
 
@@ -231,4 +219,4 @@ def fd_exhaustion(work):
 
 with tempfile.TemporaryDirectory(prefix="roced-attack.") as scratch:
     {"slowloris": slowloris, "fd_exhaustion": fd_exhaustion}[MODE](scratch)
-sys.exit(1 if failures else 0)
+sys.exit(1 if failures() else 0)

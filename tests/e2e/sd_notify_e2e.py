@@ -19,25 +19,13 @@ import tempfile
 import time
 import urllib.request
 
+from e2e_check import check, failures, free_port
+
 BIN, SRC = sys.argv[1], sys.argv[2]
 WATCHDOG_USEC = 600_000  # half of it, 300 ms, is the longest allowed gap
 
-failures = 0
 
 
-def check(what, cond, detail=""):
-    global failures
-    print(("ok   - " if cond else "FAIL - ") + what + ("" if cond else f" ({detail})"))
-    if not cond:
-        failures += 1
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def reachable(port):
@@ -122,8 +110,8 @@ with tempfile.TemporaryDirectory(prefix="roced-notify.") as work:
         proc.kill()
         rc = "hung"
     check("roced exits 0 after SIGTERM", rc == 0, f"exit {rc}")
-    if failures:
+    if failures():
         log.close()
         sys.stdout.write(open(os.path.join(work, "roced.log")).read()[-3000:])
 
-sys.exit(1 if failures else 0)
+sys.exit(1 if failures() else 0)
