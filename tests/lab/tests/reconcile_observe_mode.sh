@@ -9,7 +9,11 @@ rctl apply -f "$LOSSLESS" >/dev/null || fail "apply of lossless-prio3.yaml faile
 observe=$(sed 's/^mode: enforce$/mode: observe/' "$LOSSLESS" | cfg observe)
 grep -q '^mode: observe$' "$observe" || fail "could not make an observe-mode copy of $LOSSLESS"
 out=$(rctl apply -f "$observe") || fail "apply in observe mode failed: $out"
-grep -q "^No changes" <<<"$out" || fail "observe-mode config on a node already in that state planned steps:
+# Nothing to write, but not "No changes": the mode changes, and apply says so.
+grep -q "^No steps to write" <<<"$out" || fail "observe-mode config on a node already in that state planned steps:
+$out"
+grep -q "^Mode: enforce -> observe (drift is reported, no longer corrected)$" <<<"$out" ||
+  fail "apply did not tell the mode change:
 $out"
 obs0=$(rec_metric 'roced_reconcile_runs_total{result="drift_observed"}')
 drift0=$(rec_metric roced_drift_detected_total)
