@@ -65,6 +65,11 @@ expect "roced --check-config symlink to /dev/zero" "config file $WORK/zero-link 
   "$BIN/roced" --check-config --config "$WORK/zero-link"
 
 # --check-config --config /dev/zero within 1 s (the slowest of three, in ms).
+# A sanitized binary (scripts/test.sh sets ASAN_OPTIONS or TSAN_OPTIONS for
+# those runs) takes 1-2 s only to start on a loaded machine, so there the
+# bound is 10 s: an unbounded read of /dev/zero still takes far longer.
+bound=1000
+if [ -n "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ]; then bound=10000; fi
 worst=0
 for _ in 1 2 3; do
   t0=$(date +%s%N)
@@ -72,10 +77,11 @@ for _ in 1 2 3; do
   ms=$((($(date +%s%N) - t0) / 1000000))
   if [ "$ms" -gt "$worst" ]; then worst=$ms; fi
 done
-if [ "$worst" -lt 1000 ]; then
-  echo "ok   - roced --check-config --config /dev/zero exits within 1 s (slowest of three: $worst ms)"; pass=$((pass + 1))
+if [ "$worst" -lt "$bound" ]; then
+  echo "ok   - roced --check-config --config /dev/zero exits within $bound ms (slowest of three: $worst ms)"
+  pass=$((pass + 1))
 else
-  echo "FAIL - roced --check-config --config /dev/zero took $worst ms"; fail=$((fail + 1))
+  echo "FAIL - roced --check-config --config /dev/zero took $worst ms (bound $bound ms)"; fail=$((fail + 1))
 fi
 
 # roced's other files: each refused at start-up, before anything listens.

@@ -121,6 +121,15 @@ int OpenDescriptors() {
 // the reason; once the connections close, it says it accepts again and a
 // new connection gets its call answered.
 TEST(TcpListener, DescriptorExhaustionIsReportedAndRecoveredFrom) {
+#ifdef ROCED_UBSAN_VPTR
+  // UBSan's vptr check reads an object's memory through a pipe it opens
+  // first (sanitizer_common's IsAccessibleMemoryRange); with every
+  // descriptor taken the pipe fails and it reports "invalid vptr" on live
+  // objects (the log line's ostringstream, gRPC's shared_ptr control blocks).
+  // The release run and e2e_grpc_fd_exhaustion (a separate roced process)
+  // cover this path; the ASan+UBSan run cannot.
+  GTEST_SKIP() << "UBSan's vptr check needs a free descriptor, which this test takes away";
+#endif
   Rig rig(/*max_connections=*/100000);
   rig.Start();
   ASSERT_TRUE(rig.Check().ok());

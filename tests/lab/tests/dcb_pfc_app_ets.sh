@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 require_lab
 C=/sys/class/net/eth0/dcbtest
 
-lsh node1 "echo 1 > $C/reset"
+lsh node1 "echo 1 > $C/reset; rm -f /run/lab-dcb-reruns"
 
 # --- PFC
 lsh node1 "dcb pfc set dev eth0 prio-pfc all:off 3:on 5:on delay 30"
@@ -27,7 +27,11 @@ expect_eq "pfc requests (stats)" "[0, 0, 0, 0, 0, 0, 0, 0]" "$(json_get "$j" 'j[
 lsh node1 "echo 1 > $C/refuse_pfc; dcb pfc set dev eth0 prio-pfc 4:on || true; echo 0 > $C/refuse_pfc"
 j=$(lx node1 dcb -j pfc show dev eth0)
 expect_eq "prio_pfc after a refused set" "[False, False, False, True, False, True, False, False]" "$(json_get "$j" 'j["prio_pfc"]')"
-expect_eq "setpfc calls (3 sets, one refused)" "setpfc 3" "$(lx node1 grep setpfc $C/calls)"
+# The guest's dcb wrapper reruns a set that met iproute2 6.1's stale ACK
+# (tests/lab/guest/dcb): the driver sees that one twice.
+reruns=$(lx node1 sh -c "grep -c '^pfc set ' /run/lab-dcb-reruns 2>/dev/null || true")
+expect_eq "setpfc calls (3 sets, one refused, ${reruns:-0} rerun by the dcb wrapper)" "setpfc $((3 + ${reruns:-0}))" \
+  "$(lx node1 grep setpfc $C/calls)"
 
 # --- app table (DSCP)
 lsh node1 "dcb app add dev eth0 dscp-prio 26:3 48:6"
@@ -72,5 +76,5 @@ done
 j=$(lx node2 dcb -j pfc show dev eth0)
 expect_eq "node2 prio_pfc (untouched)" "[False, False, False, False, False, False, False, False]" "$(json_get "$j" 'j["prio_pfc"]')"
 
-lsh node1 "echo 1 > $C/reset"
+lsh node1 "echo 1 > $C/reset; rm -f /run/lab-dcb-reruns"
 pass
