@@ -60,16 +60,8 @@ METRICS_PORT=$(free_port)
   --access-file "$WORK/access.yaml" --socket-group nogroup --metrics-listen "127.0.0.1:$METRICS_PORT" \
   --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
 PID=$!
-for _ in $(seq 1 100); do
-  "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && break
-  kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
-  sleep 0.1
-done
+await_agent_socket || true  # the checks below say what does not answer
 
-tcp() {  # tcp WHO ARGS...: rocectl over TCP with WHO's certificate
-  local who=$1; shift
-  "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" --cert "$C/$who.crt" --key "$C/$who.key" "$@"
-}
 one_line() {  # one_line PATTERN CMD...: exit 3 (failed) and exactly one line matching PATTERN
   local pattern=$1; shift
   local out rc

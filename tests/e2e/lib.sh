@@ -37,11 +37,24 @@ start_fixture_agent() {
     --socket "$WORK/roced.sock" --state-dir "$WORK/state" ${ROCED_ARGS[@]+"${ROCED_ARGS[@]}"} \
     2>"$WORK/roced.log" &
   PID=$!
+  await_agent_socket || { echo "FAIL - roced did not answer within 10 s"; exit 1; }
+}
+
+# await_agent_socket: waits up to 10 s for roced ($PID) to answer `rocectl
+# status` on $WORK/roced.sock; exits 1, with its log, if roced dies first;
+# returns 1 if it never answers.
+await_agent_socket() {
   for _ in $(seq 1 100); do
     "$BIN/rocectl" --socket "$WORK/roced.sock" --timeout 1s status >/dev/null 2>&1 && return 0
     kill -0 "$PID" 2>/dev/null || { cat "$WORK/roced.log"; echo "FAIL - roced did not start"; exit 1; }
     sleep 0.1
   done
-  echo "FAIL - roced did not answer within 10 s"
-  exit 1
+  return 1
+}
+
+# tcp WHO ARGS...: rocectl over TCP ($GRPC_PORT) with the test CA's
+# certificate for WHO (tls_fixture_files).
+tcp() {
+  local who=$1; shift
+  "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" --cert "$C/$who.crt" --key "$C/$who.key" "$@"
 }

@@ -68,6 +68,23 @@ class AgentServerTest : public ::testing::Test {
   static void Deadline(grpc::ClientContext* ctx, int seconds = 5) {
     ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
   }
+  // A WatchState stream held open (not read past its first event).
+  struct HeldWatch {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader;
+  };
+  // Opens `n` WatchState streams on `stub`, each read up to its first event
+  // (so it is subscribed), into `watches`.
+  static void HoldWatches(roced::v1::Agent::Stub* stub, size_t n, std::vector<std::unique_ptr<HeldWatch>>* watches) {
+    for (size_t i = 0; i < n; ++i) {
+      auto w = std::make_unique<HeldWatch>();
+      Deadline(&w->ctx, 60);
+      w->reader = stub->WatchState(&w->ctx, {});
+      roced::v1::StateEvent ev;
+      ASSERT_TRUE(w->reader->Read(&ev)) << "stream " << i;
+      watches->push_back(std::move(w));
+    }
+  }
 
   std::string dir_;
   std::string config_path_;
@@ -582,20 +599,8 @@ TEST_F(AgentServerTest, NamesCallersSendAreBoundedAndQuotedEscaped) {
 // TCP identity has at most kMaxCallsPerIdentity (32) calls in flight.
 TEST_F(AgentServerTest, WatchStateBeyondTheSubscriberCapIsRefusedWhileGetStateAnswers) {
   auto stub = Stub(UnixTarget());
-  struct Watch {
-    grpc::ClientContext ctx;
-    std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader;
-  };
-  std::vector<std::unique_ptr<Watch>> watches;
-  for (size_t i = 0; i < EventBus::kMaxSubscribers; ++i) {
-    auto w = std::make_unique<Watch>();
-    Deadline(&w->ctx, 60);
-    w->reader = stub->WatchState(&w->ctx, {});
-    roced::v1::StateEvent ev;
-    // The first event comes once the stream is subscribed.
-    ASSERT_TRUE(w->reader->Read(&ev)) << "stream " << i;
-    watches.push_back(std::move(w));
-  }
+  std::vector<std::unique_ptr<HeldWatch>> watches;
+  ASSERT_NO_FATAL_FAILURE(HoldWatches(stub.get(), EventBus::kMaxSubscribers, &watches));
   {
     grpc::ClientContext ctx;
     Deadline(&ctx);
@@ -651,19 +656,8 @@ bool GrpcComponentHealthy(roced::v1::Agent::Stub* stub, std::string* message) {
 TEST_F(AgentServerTest, OneTcpIdentityPast32CallsInFlightIsRefusedAndReported) {
   auto stub = Stub(TcpTarget());
   auto unix_stub = Stub(UnixTarget());
-  struct Watch {
-    grpc::ClientContext ctx;
-    std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader;
-  };
-  std::vector<std::unique_ptr<Watch>> watches;
-  for (int i = 0; i < kMaxCallsPerIdentity; ++i) {
-    auto w = std::make_unique<Watch>();
-    Deadline(&w->ctx, 60);
-    w->reader = stub->WatchState(&w->ctx, {});
-    roced::v1::StateEvent ev;
-    ASSERT_TRUE(w->reader->Read(&ev)) << "stream " << i;
-    watches.push_back(std::move(w));
-  }
+  std::vector<std::unique_ptr<HeldWatch>> watches;
+  ASSERT_NO_FATAL_FAILURE(HoldWatches(stub.get(), kMaxCallsPerIdentity, &watches));
   grpc::ClientContext get;
   Deadline(&get);
   roced::v1::NodeState state;
