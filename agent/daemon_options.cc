@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "access/grpc_tls.h"
 #include "access/tls_files.h"
+#include "access/tls_mirror.h"
 #include "access/policy.h"
 #include "agent/serve/web_config.h"
 #include "mesh/prober.h"
@@ -52,11 +53,17 @@ absl::StatusOr<ServerOptions> ServerOptionsFrom(const Flags& flags) {
   if (!flags.state_dir.empty()) o.audit_log = flags.state_dir + "/audit.log";
   // The TLS files checked (each read bounded, a regular file) before any
   // credentials are built from them: gRPC's FileWatcherCertificateProvider
-  // reads them itself, unbounded (a FIFO blocks it, a huge file is read
+  // reads files itself, unbounded (a FIFO blocks it, a huge file is read
   // whole), and the peers' client credentials are built just below.
+  // gRPC is then given roced's own copies of them, kept current
+  // (access::TlsMirror), under the state directory.
   if (o.tls.any()) {
-    RETURN_IF_ERROR(access::CheckTlsFiles(o.tls, {"--tls-cert", "--tls-key", "--tls-client-ca"},
-                                          /*need_identity=*/false, absl::Now()));
+    access::TlsFlagNames names{"--tls-cert", "--tls-key", "--tls-client-ca"};
+    RETURN_IF_ERROR(access::CheckTlsFiles(o.tls, names, /*need_identity=*/false, absl::Now()));
+    ASSIGN_OR_RETURN(o.tls_mirror,
+                     access::TlsMirror::Create(o.tls, {.dir = flags.state_dir.empty() ? "" : flags.state_dir + "/tls",
+                                                       .names = names}));
+    o.tls = o.tls_mirror->copies();
   }
   if (!flags.access_file.empty()) {
     ASSIGN_OR_RETURN(o.policy, access::LoadAccessPolicy(flags.access_file));

@@ -18,6 +18,7 @@
 #include "access/grpc_tls.h"
 #include "access/policy.h"
 #include "access/tls_files.h"
+#include "access/tls_mirror.h"
 #include "agent/core/agent.h"
 #include "agent/api/agent_service.h"
 #include "agent/api/audit_log.h"
@@ -105,8 +106,13 @@ struct ServerOptions {
   // TCP needs `tls` (mutual TLS) or `insecure`.
   std::string grpc_listen = model::defaults::kGrpcListen;
   // The TCP listener's certificate and key, and the CA client certificates
-  // must chain to (files reloaded when they change).
+  // must chain to (files reloaded when they change). roced's own command
+  // line gives the copies of `tls_mirror` here, never the operator's files
+  // (gRPC re-reads these unbounded; access/tls_mirror.h).
   access::TlsFiles tls;
+  // Keeps those copies current while the server runs (null: `tls` are read
+  // as they are, as the tests' own files are).
+  std::shared_ptr<access::TlsMirror> tls_mirror;
   // How often those files are checked for changes.
   unsigned tls_reload_interval_seconds = access::kTlsReloadIntervalSeconds;
   // Plaintext TCP with no authentication: callers get policy.insecure.

@@ -5,7 +5,8 @@
 # certificate, wrong CA, a certificate the agent does not trust, no
 # certificate, a role that is not enough), the unix socket's callers by
 # their process credentials (setpriv to other users and groups), the audit
-# log and the request counter.
+# log and the request counter, the TLS copies gRPC reads (a FIFO put in a
+# certificate's place is refused and blocks nothing).
 # Usage: auth_e2e.sh BIN_DIR SOURCE_DIR   (as root: it changes users)
 set -euo pipefail
 BIN=$1
@@ -127,8 +128,24 @@ check "roced_api_refusals_total counts both refusals of the viewer's apply" \
   grep -q 'roced_api_refusals_total{code="PERMISSION_DENIED",method="roced.v1.Agent/ApplyConfig"} 2' <<<"$metrics"
 check "GetState shows who applied the config in force" grep -q '"appliedBy": "admin.test"' <<<"$(sock -o json status)"
 
-# --- the default policy: others cannot even connect ---------------------------------
+# --- the TLS files gRPC reads: roced's copies, each read bounded -----------------
+check "gRPC is given roced's copies: state/tls is 0700 and its cert.pem is --tls-cert's" \
+  test "$(stat -c %a "$WORK/state/tls")" = 700 -a "$(cmp -s "$WORK/state/tls/cert.pem" "$C/server.crt" && echo same)" = same
+mv "$C/server.crt" "$C/server.crt.good"
+mkfifo "$C/server.crt"
+for _ in $(seq 1 150); do grep -q "is a FIFO" "$WORK/roced.log" && break; sleep 0.1; done
+check "a FIFO in --tls-cert's place is refused at the next re-check (10 s), naming the flag and file" \
+  grep -q -- "were not taken .*: --tls-cert $C/server.crt: PEM file $C/server.crt is a FIFO" "$WORK/roced.log"
+check "... calls still answer, with the last good certificate" tcp admin status
+t0=$(date +%s%N)
 kill "$PID"; wait "$PID" 2>/dev/null || true
+stop_ms=$((($(date +%s%N) - t0) / 1000000))
+check "... and SIGTERM stops roced at once (${stop_ms} ms; the FIFO blocks no thread)" test "$stop_ms" -lt 5000
+check "... and its copies are removed on the way out" test ! -e "$WORK/state/tls/key.pem"
+rm "$C/server.crt"
+mv "$C/server.crt.good" "$C/server.crt"
+
+# --- the default policy: others cannot even connect ---------------------------------
 "$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --metrics-listen '' \
   --socket "$WORK/roced.sock" --state-dir "$WORK/state2" 2>"$WORK/roced2.log" &
 PID=$!

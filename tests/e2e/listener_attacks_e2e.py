@@ -150,6 +150,20 @@ def open_many(port, n, sources=1):
     return conns
 
 
+def seconds_until(condition, limit=10):
+    """Seconds until condition() holds, polled every 0.2 s; None past limit."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        if condition():
+            return time.monotonic() - t0
+        time.sleep(0.2)
+    return None
+
+
+def after(took):
+    return f" ({took:.1f} s after)" if took is not None else " (not within 10 s)"
+
+
 def fd_exhaustion(work):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
@@ -174,31 +188,19 @@ def fd_exhaustion(work):
           f"healthy={during}")
     for c in conns:
         c.close()
-    t0 = time.monotonic()
-    answered = None
-    while time.monotonic() - t0 < 10:
-        if rocectl_status(grpc_port) == 0:
-            answered = time.monotonic() - t0
-            break
-        time.sleep(0.2)
-    check("after the connections close, a TCP call answers"
-          + (f" ({answered:.1f} s after)" if answered is not None else ""), answered is not None)
-    healthy_at = None
-    while time.monotonic() - t0 < 10:
-        if grpc_healthy(metrics_port):
-            healthy_at = time.monotonic() - t0
-            break
-        time.sleep(0.2)
-    check("and the grpc component is healthy again"
-          + (f" ({healthy_at:.1f} s after)" if healthy_at is not None else ""), healthy_at is not None)
+    answered = seconds_until(lambda: rocectl_status(grpc_port) == 0)
+    check("after the connections close, a TCP call answers" + after(answered), answered is not None)
+    healthy_at = seconds_until(lambda: grpc_healthy(metrics_port) is True)
+    check("and the grpc component is healthy again" + after(healthy_at), healthy_at is not None)
     # The open-and-close pattern of the report, three more rounds.
     for _ in range(3):
         for c in open_many(grpc_port, 600, sources=60):
             c.close()
-    time.sleep(1.5)
-    check("after 3 more rounds of 600 connections opened and closed, a TCP call answers",
-          rocectl_status(grpc_port) == 0)
-    # A connection that never sends its handshake frees its place.
+    answered = seconds_until(lambda: rocectl_status(grpc_port) == 0)
+    check("after 3 more rounds of 600 connections opened and closed, a TCP call answers" + after(answered),
+          answered is not None)
+    # A connection that never sends its handshake frees its place (opened once
+    # the listener has room again, so the clock starts at its accept).
     idle = socket.create_connection(("127.0.0.1", grpc_port))
     idle.settimeout(15)
     t0 = time.monotonic()
