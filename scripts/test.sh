@@ -3,8 +3,8 @@
 # installs what the build and tests need (idempotent); the release build
 # (GCC, -O2, the test files -Og); the QEMU lab and the routed lab, with
 # beside them the release unit and e2e tests and, at nice 19, the ASan+UBSan
-# and TSan builds (clang; each build's tests start once it is done), the
-# libFuzzer targets (clang) and last each fuzz target for its executions.
+# build with the libFuzzer targets and the TSan build (clang; each build's
+# tests start once it is done), and last each fuzz target for its executions.
 # Stages that mostly wait get work beside them; the table at the end gives
 # each stage's wall time (docs/ci.md says why this order). Every build treats
 # warnings as errors, links with mold and compiles through ccache (a cold
@@ -79,34 +79,37 @@ tsan_tests() {
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
     sanitized_tests build-tsan
 }
-# The TSan tests, then a marker the routed lab waits for (below).
-tsan_tests_marked() {
+# The ASan tests (the last sanitizer tests), then a marker the routed lab
+# waits for (below).
+asan_tests_marked() {
   local rc=0
-  tsan_tests || rc=$?
-  : >"$STAGE_LOGS/tsan-tests.done"
+  asan_tests || rc=$?
+  : >"$STAGE_LOGS/sanitizer-tests.done"
   return "$rc"
 }
 # The sanitizer builds keep line tables only (-g1): their reports' stacks
 # still name function, file and line, and the builds take about a tenth less.
-# They use clang (as the fuzz build does; the release build is GCC, Debian's
+# They use clang (libFuzzer's compiler; the release build is GCC, Debian's
 # compiler): the same ASan+UBSan test file took 10.7 s of CPU with clang
 # and 19.8 with GCC, and the whole ASan build about a third of GCC's
 # (docs/ci.md). Two compilers' warnings, both as errors, come with it.
-sanitizer_build() {  # sanitizer_build DIR address|thread
-  CC=clang CXX=clang++ build "$1" -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE="$2" -DROCED_PCH=ON -DROCED_DISCOVER_TESTS=OFF \
-    -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+sanitizer_build() {  # sanitizer_build DIR address|thread [cmake args...]
+  local dir=$1 sanitizer=$2; shift 2
+  CC=clang CXX=clang++ build "$dir" -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE="$sanitizer" -DROCED_PCH=ON \
+    -DROCED_DISCOVER_TESTS=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 "$@"
 }
-# Eight targets, each for a fixed number of executions (what 30 s gave it
-# with both cores to two targets; tests/fuzz/CMakeLists.txt), so the work
-# is the same beside the labs at nice 19 as alone; 10 minutes is the cap. A
+# The ASan+UBSan build also builds the libFuzzer targets (ROCED_FUZZ: its
+# libraries get the coverage instrumentation; CMakeLists.txt), where a
+# separate fuzz build compiled them a second time (docs/ci.md). Eight
+# targets, each for a fixed number of executions (what 30 s gave it with
+# both cores to two targets; tests/fuzz/CMakeLists.txt), so the work is the
+# same beside the labs at nice 19 as alone; 10 minutes is the cap. A
 # finding, or a target the cap stops short, fails the run; a finding's input
-# is left in build-fuzz/fuzz-artifacts/. bench/fuzz.sh runs them for longer.
-fuzz_build() {
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DROCED_WERROR=ON -DROCED_FUZZ=ON \
-    -DROCED_FUZZ_RUNS=ON -DROCED_FUZZ_SECONDS=600 -DCMAKE_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
-  cmake --build build-fuzz -j"$JOBS" --target roced_fuzz
+# is left in build-asan/fuzz-artifacts/. bench/fuzz.sh runs them for longer.
+asan_fuzz_build() {
+  sanitizer_build build-asan address -DROCED_FUZZ=ON -DROCED_FUZZ_RUNS=ON -DROCED_FUZZ_SECONDS=600
 }
-fuzz_run() { ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$JOBS"; }
+fuzz_run() { ctest --test-dir build-asan -L fuzz --output-on-failure -j"$JOBS"; }
 # The release build has no precompiled headers, so it also proves that each
 # test file includes what it uses. -O2 as RelWithDebInfo, without its debug
 # info: a fifth less compile time. The test binaries' own files at -Og (the
@@ -129,25 +132,26 @@ release_tests() {
 # build beside them, then missed a 5 s deadline: docs/ci.md, run 8); then
 # the lab, which leaves more than half the CPU idle (its guests wait on
 # timers and on each other), and beside it, one after another, the
-# ASan+UBSan and TSan builds, the fuzz build and the fuzz run, all at nice
+# TSan and the ASan+UBSan (and fuzz) builds and the fuzz run, all at nice
 # 19 (the kernel gives the lab's QEMU processes the CPU whenever they want
 # it); the release unit and e2e tests from the lab's start, and each
 # sanitizer build's tests as soon as it is done, at normal priority (they
-# mostly wait on timers too). The fuzz run is budgeted in executions, not
-# seconds, so it does the same work there as alone.
+# mostly wait on timers too). TSan first: its tests are the longer, and the
+# routed lab waits for the sanitizer tests; the ASan build, which also
+# builds the fuzz targets, is the longer build. The fuzz run is budgeted in
+# executions, not seconds, so it does the same work there as alone.
 at_nice19() { renice -n 19 -p "$BASHPID" >/dev/null; "$@"; }
 beside_labs() {
   local pids=() outs=() rc=0 i
   substage "release unit and e2e tests" release_tests >"$STAGE_LOGS/release-tests.out" 2>&1 &
   pids+=($!) outs+=(release-tests)
   if [ "$quick" = 0 ]; then
-    substage "ASan build" at_nice19 sanitizer_build build-asan address
-    substage "ASan tests" asan_tests >"$STAGE_LOGS/asan-tests.out" 2>&1 &
-    pids+=($!) outs+=(asan-tests)
     substage "TSan build" at_nice19 sanitizer_build build-tsan thread
-    substage "TSan tests" tsan_tests_marked >"$STAGE_LOGS/tsan-tests.out" 2>&1 &
+    substage "TSan tests" tsan_tests >"$STAGE_LOGS/tsan-tests.out" 2>&1 &
     pids+=($!) outs+=(tsan-tests)
-    substage "fuzz build" at_nice19 fuzz_build
+    substage "ASan and fuzz build" at_nice19 asan_fuzz_build
+    substage "ASan tests" asan_tests_marked >"$STAGE_LOGS/asan-tests.out" 2>&1 &
+    pids+=($!) outs+=(asan-tests)
     substage "fuzz run" at_nice19 fuzz_run
   fi
   for i in "${!pids[@]}"; do
@@ -187,19 +191,19 @@ if [ "$lab" = 1 ]; then
   : >"$lab_fail_reasons"
   stage_fg "lab" lab_stage lab
   # The routed lab (its own six guests) once the shared lab is down, and
-  # once the TSan tests are done: they run at normal priority beside the
-  # six guests on two cores (both of mesh_routed's runs failed in a CI run
-  # where the lab ended before them; docs/ci.md: a suspected cause, not a
-  # proven one). Usually they end first; at most 15 minutes are waited (a
-  # failed build never marks).
-  wait_tsan_tests() {
+  # once the sanitizer tests are done: they run at normal priority beside
+  # the six guests on two cores (both of mesh_routed's runs failed in a CI
+  # run where the lab ended before them; docs/ci.md: a suspected cause, not
+  # a proven one). Usually they end first; at most 15 minutes are waited (a
+  # failed build never marks). The fuzz run, at nice 19, may go on beside.
+  wait_sanitizer_tests() {
     local waited=0
-    while [ "$quick" = 0 ] && [ ! -e "$STAGE_LOGS/tsan-tests.done" ] && [ "$waited" -lt 900 ]; do
+    while [ "$quick" = 0 ] && [ ! -e "$STAGE_LOGS/sanitizer-tests.done" ] && [ "$waited" -lt 900 ]; do
       sleep 5
       waited=$((waited + 5))
     done
   }
-  stage_fg "waiting for the TSan tests" wait_tsan_tests
+  stage_fg "waiting for the sanitizer tests" wait_sanitizer_tests
   stage_fg "routed lab" lab_stage routed
 fi
 stage_join "beside the labs"
