@@ -53,6 +53,7 @@ constexpr size_t kMaxCheckName = 64;
 namespace {
 constexpr char kApplyConfig[] = "/roced.v1.Agent/ApplyConfig";
 constexpr char kConfirmConfig[] = "/roced.v1.Agent/ConfirmConfig";
+constexpr char kRollbackConfig[] = "/roced.v1.Agent/RollbackConfig";
 constexpr char kGetState[] = "/roced.v1.Agent/GetState";
 constexpr char kWatchState[] = "/roced.v1.Agent/WatchState";
 constexpr char kGetCounters[] = "/roced.v1.Agent/GetCounters";
@@ -122,6 +123,21 @@ grpc::Status AgentService::ConfirmConfig(grpc::ServerContext* context,
     response->set_generation(*generation);
     note->generation = *generation;
     note->summary = absl::StrCat("confirmed generation ", *generation);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentService::RollbackConfig(grpc::ServerContext* context,
+                                          const roced::v1::RollbackConfigRequest* request,
+                                          roced::v1::RollbackConfigResponse* response) {
+  return gate_->Serve(context, kRollbackConfig, [&](const Caller& caller, AuditNote* note) {
+    note->generation = request->generation();
+    auto rollback = agent_->RollBackNow(request->generation(), caller.identity);
+    if (!rollback.ok()) return ToGrpc(rollback.status());
+    *response->mutable_rollback() = *rollback;
+    note->generation = rollback->returned_to();
+    note->summary = absl::StrCat("rolled back provisional generation ", rollback->generation(), " to generation ",
+                                 rollback->returned_to());
     return grpc::Status::OK;
   });
 }

@@ -51,6 +51,9 @@ class AgentService final : public roced::v1::Agent::Service {
   grpc::Status ConfirmConfig(grpc::ServerContext* context,
                              const roced::v1::ConfirmConfigRequest* request,
                              roced::v1::ConfirmConfigResponse* response) override;
+  grpc::Status RollbackConfig(grpc::ServerContext* context,
+                              const roced::v1::RollbackConfigRequest* request,
+                              roced::v1::RollbackConfigResponse* response) override;
   // RunProbe and ListProbeResults are defined in probe_service.cc.
   grpc::Status RunProbe(grpc::ServerContext* context, const roced::v1::RunProbeRequest* request,
                         roced::v1::ProbeResult* response) override;

@@ -109,7 +109,9 @@ bool Agent::RestoreLocked(const std::string& reason) {
 
 absl::Status Agent::RollBackProvisionalLocked(roced::v1::ConfigRollback why) {
   const std::string reason = why.reason();
-  restore_.Add(reason == model::kReasonConfirmTimeout ? "confirm-timeout rollback" : "confirm-gate rollback",
+  restore_.Add(reason == model::kReasonConfirmTimeout ? "confirm-timeout rollback"
+               : reason == model::kReasonRollback     ? "requested rollback"
+                                                      : "confirm-gate rollback",
                std::vector<roced::v1::PriorValue>(accepted_.prior().begin(), accepted_.prior().end()));
   *why.mutable_at() = TimeUtil::GetCurrentTime();
   RETURN_IF_ERROR(Accept(ReturnFromProvisional(accepted_, std::move(why)), Persist::kBestEffort));
@@ -131,6 +133,27 @@ absl::Status Agent::RollBackProvisional(uint64_t generation, const std::string& 
   RETURN_IF_ERROR(RollBackProvisionalLocked(std::move(why)));
   ReconcileLocked("confirm gate failed", /*config_change=*/true);
   return absl::OkStatus();
+}
+
+absl::StatusOr<roced::v1::ConfigRollback> Agent::RollBackNow(uint64_t generation, const std::string& identity) {
+  std::lock_guard<std::mutex> rlock(reconcile_mu_);
+  if (!accepted_.provisional()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no provisional config to roll back (generation ", accepted_.generation(), " is permanent)"));
+  }
+  if (generation != 0 && generation != accepted_.generation()) {
+    return absl::AbortedError(
+        absl::StrCat("generation ", generation, " is not the pending one (", accepted_.generation(), ")"));
+  }
+  const std::string who = identity.empty() ? "" : util::EscapeForLog(identity, 128);
+  LOG_WARNING << "provisional generation " << accepted_.generation() << " rolled back on request"
+              << (who.empty() ? "" : " of " + who);
+  roced::v1::ConfigRollback why;
+  why.set_reason(model::kReasonRollback);
+  why.set_detail(who.empty() ? "a RollbackConfig call" : absl::StrCat("asked by ", who));
+  RETURN_IF_ERROR(RollBackProvisionalLocked(std::move(why)));
+  ReconcileLocked("rollback", /*config_change=*/true);
+  return accepted_.last_rollback();
 }
 
 bool Agent::SetConfirmGates(uint64_t generation, const std::vector<roced::v1::GateStatus>& gates) {

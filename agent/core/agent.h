@@ -135,6 +135,11 @@ class Agent {
   // written back. FAILED_PRECONDITION when `generation` is not the pending
   // provisional one (confirmed or replaced meanwhile).
   absl::Status RollBackProvisional(uint64_t generation, const std::string& reason, const std::string& detail);
+  // Returns from the pending provisional config now, as its deadline
+  // would (reason "rollback", source ROLLBACK; `identity` in its detail).
+  // FAILED_PRECONDITION when none is pending, ABORTED when `generation`
+  // (0: any) is not the pending one. The rollback done.
+  absl::StatusOr<roced::v1::ConfigRollback> RollBackNow(uint64_t generation, const std::string& identity = "");
   // The confirm policy's gates of provisional `generation`, for GetState;
   // false (nothing shown) when it is no longer the provisional one.
   bool SetConfirmGates(uint64_t generation, const std::vector<roced::v1::GateStatus>& gates);

@@ -96,6 +96,7 @@ roced::v1::AcceptedConfig ReturnFromProvisional(const roced::v1::AcceptedConfig&
                                                 roced::v1::ConfigRollback why) {
   roced::v1::AcceptedConfig back;
   back.set_source(why.reason() == model::kReasonConfirmTimeout ? roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT
+                  : why.reason() == model::kReasonRollback     ? roced::v1::CONFIG_SOURCE_ROLLBACK
                                                                : roced::v1::CONFIG_SOURCE_CONFIRM_GATE);
   why.set_generation(provisional.generation());
   why.set_returned_to(provisional.generation() + 1);

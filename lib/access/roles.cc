@@ -74,6 +74,7 @@ const std::vector<MethodRule>& MethodRules() {
       {"/roced.v1.Agent/RunProbe", Role::kOperator, true},
       {"/roced.v1.Agent/ApplyConfig", Role::kAdmin, true},
       {"/roced.v1.Agent/ConfirmConfig", Role::kAdmin, true},
+      {"/roced.v1.Agent/RollbackConfig", Role::kAdmin, true},
       {"/roced.v1.ProbePeer/OpenEndpoint", Role::kPeer, true},
       {"/roced.v1.ProbePeer/CloseEndpoint", Role::kPeer, false},
       {"/roced.v1.ProbePeer/GetCounters", Role::kPeer, false},

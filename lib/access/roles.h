@@ -4,7 +4,7 @@
 //             Diagnose
 //   operator  viewer + RunProbe to the peers the config names
 //   admin     every roced.v1.Agent method: ApplyConfig, ConfirmConfig,
-//             RunProbe to any address
+//             RollbackConfig, RunProbe to any address
 //   peer      the roced.v1.ProbePeer service only (other agents setting up
 //             probes); nothing of roced.v1.Agent
 //

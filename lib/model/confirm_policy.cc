@@ -224,6 +224,10 @@ absl::StatusOr<ConfirmPolicy> ParseConfirmPolicy(absl::string_view text) {
   return p;
 }
 
+bool SendsTraffic(const ConfirmPolicy& p) {
+  return !p.probe_peers().empty() || p.has_max_mesh_loss_increase() || p.has_max_mesh_p99_ratio();
+}
+
 std::string DescribeConfirmPolicy(const ConfirmPolicy& p) {
   std::vector<std::string> gates;
   if (p.converged()) gates.push_back("converged");

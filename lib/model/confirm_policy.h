@@ -42,6 +42,8 @@ inline constexpr char kGateMeshLoss[] = "mesh_loss";
 inline constexpr char kGateMeshP99[] = "mesh_p99";
 inline constexpr char kGateProbe[] = "probe";
 inline constexpr char kReasonConfirmTimeout[] = "confirm_timeout";
+// A RollbackConfig call (`rocectl rollback`).
+inline constexpr char kReasonRollback[] = "rollback";
 
 // Errors (INVALID_ARGUMENT) name the field as `prefix`.field and its
 // allowed range: window 10s-1h, at least one gate, max_mesh_loss_increase
@@ -62,6 +64,11 @@ absl::Status ValidateConfirmPolicy(const roced::v1::ConfirmPolicy& policy,
 // spec has no ':' before its first '='). Validated; errors name the key
 // (with line and column for YAML) and its range.
 absl::StatusOr<roced::v1::ConfirmPolicy> ParseConfirmPolicy(absl::string_view text);
+
+// Whether a gate of `policy` judges traffic: a probe peer or a mesh gate
+// (converged and no-PFC-storm send nothing: a config that blackholes RoCE
+// passes them).
+bool SendsTraffic(const roced::v1::ConfirmPolicy& policy);
 
 // One line for people: "60s: converged, no PFC storm, mesh loss +1.0
 // points, mesh p99 x1.5, probe node2".

@@ -208,6 +208,40 @@ RolloutState NewRolloutState(const std::vector<RolloutTarget>& targets, const st
   return state;
 }
 
+void AssignProbePeers(roced::v1::RolloutState* state, uint32_t per_node) {
+  per_node = std::min<uint32_t>(per_node, static_cast<uint32_t>(model::kMaxConfirmProbePeers));
+  const size_t n = static_cast<size_t>(state->nodes_size());
+  // Node positions by batch, and how many nodes come before each batch.
+  std::map<uint32_t, std::vector<size_t>> by_batch;
+  for (size_t i = 0; i < n; ++i) by_batch[state->nodes(static_cast<int>(i)).batch()].push_back(i);
+  std::vector<size_t> order;  // every position, batch by batch
+  std::map<uint32_t, size_t> first;
+  for (const auto& [batch, members] : by_batch) {
+    first[batch] = order.size();
+    order.insert(order.end(), members.begin(), members.end());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    roced::v1::RolloutNode* node = state->mutable_nodes(static_cast<int>(i));
+    node->clear_probe_peers();
+    const size_t begin = first[node->batch()];
+    const size_t end = begin + by_batch[node->batch()].size();
+    std::vector<size_t> picked;
+    auto pick = [&](size_t from, size_t to, size_t offset) {  // one of order[from, to), spread by i
+      for (size_t k = 0; k < to - from && picked.size() < per_node; ++k) {
+        const size_t candidate = order[from + (i + offset + k) % (to - from)];
+        if (candidate == i || std::find(picked.begin(), picked.end(), candidate) != picked.end()) continue;
+        picked.push_back(candidate);
+        return;
+      }
+    };
+    if (begin > 0) pick(0, begin, 0);     // an earlier batch: on the new config
+    if (end < n) pick(end, n, 0);          // a later batch: still on the old one
+    for (size_t k = 0; picked.size() < per_node && k < end - begin; ++k) pick(begin, end, 1 + k);
+    for (size_t k = 0; picked.size() < per_node && k < n; ++k) pick(0, n, 1 + k);
+    for (size_t p : picked) node->add_probe_peers(state->nodes(static_cast<int>(p)).address());
+  }
+}
+
 bool NodeDone(roced::v1::RolloutNodeState s) {
   return s == roced::v1::ROLLOUT_NODE_STATE_CONFIRMED || s == roced::v1::ROLLOUT_NODE_STATE_ROLLED_BACK ||
          s == roced::v1::ROLLOUT_NODE_STATE_FAILED || s == roced::v1::ROLLOUT_NODE_STATE_REVERTED ||

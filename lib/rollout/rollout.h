@@ -94,6 +94,20 @@ ResumeDecision DecideReverting(const roced::v1::RolloutNode& node, const roced::
 roced::v1::RolloutState NewRolloutState(const std::vector<RolloutTarget>& targets,
                                         const std::vector<uint32_t>& batch_sizes);
 
+// How many peers each node's probe gate calls when the confirm policy
+// names none of its own (rocectl rollout --probe-peers).
+inline constexpr uint32_t kDefaultProbePeers = 2;
+
+// Gives each node of `state` (its batches set) up to `per_node` probe
+// peers from the other targets (at most model::kMaxConfirmProbePeers):
+// first a node of an earlier batch (on the new config by the time this
+// node changes) and one of a later batch (still on the old one), where the
+// batches allow; then nodes of its own batch, then any other. Each choice
+// is spread over its candidates by the node's position, so no node is
+// every node's peer. A single target gets none. The node's probe_peers
+// are replaced.
+void AssignProbePeers(roced::v1::RolloutState* state, uint32_t per_node = kDefaultProbePeers);
+
 // Terminal states: nothing more is done to the node in this phase.
 bool NodeDone(roced::v1::RolloutNodeState state);
 // A failed outcome: halts the rollout.

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # `rocectl rollout` end to end (issue 15): three real roced agents on the
 # fixture tree (own state directories, sockets and loopback ports, plaintext
-# gRPC), rollouts with the shortest confirm window (10 s):
+# gRPC), rollouts with the shortest confirm window (10 s). The fixture
+# agents cannot run RDMA probes (no verbs on the fixture tree), so the
+# rollouts that must confirm opt out of the probe gates (--probe-peers 0,
+# warned about), and the one with default settings fails at its canary:
 #   1. a good config under "window=10s,converged" confirms on all three;
-#   2. a probe gate naming a peer nobody answers (127.0.0.1:9) rolls the
-#      canary back by itself: the rollout halts (exit 1), the other two
+#      the opt-out is warned about before the first batch;
+#   2. default settings: each node's probe gate calls two other targets
+#      (announced before the first batch); the canary's probes fail, it
+#      rolls back by itself: the rollout halts (exit 1), the other two
 #      agents are untouched, a new rollout over the halted state is refused;
+#      then a probe gate naming a peer nobody answers (127.0.0.1:9) does
+#      the same;
 #   3. --on-failure rollback with the failure in the second batch (its agent
 #      is stopped): the canary returns to its previous config, and every
 #      agent's desired config is the one it had before;
@@ -104,18 +111,41 @@ check "rollout --max-unavailable 0: exit 2 naming the flag and what is allowed" 
 # The agent side of confirm policies: an apply under a policy is
 # provisional. Asked of a fourth agent, so the three start alike.
 start_agent 4
-out=$("$BIN/rocectl" --socket "$WORK/a4/roced.sock" apply -f "$WORK/enforce.yaml" --confirm-policy window=10s,converged)
-stop_agent 4
+out=$("$BIN/rocectl" --socket "$WORK/a4/roced.sock" apply -f "$WORK/enforce.yaml" --confirm-policy window=10s,converged \
+  2>"$WORK/a4-apply.err")
 if ! grep -q "confirms it by itself" <<<"$out"; then
   echo "SKIP: this roced does not judge confirm policies (an apply under one is not provisional)"
   exit 77
 fi
 ok "rocectl apply --confirm-policy: the agent confirms or rolls back by itself"
+check "apply --confirm-policy without a traffic gate or probes.peers: warned" \
+  grep -q "warning: no gate of this confirm policy sends traffic" "$WORK/a4-apply.err"
+# rocectl rollback: the provisional config left at once.
+a4() { "$BIN/rocectl" --socket "$WORK/a4/roced.sock" "$@"; }
+rc=0
+out=$(a4 rollback 2>&1) || rc=$?
+check "rollback: exit 0 naming the generation returned from ($out)" \
+  sh -c "test $rc = 0 && echo '$out' | grep -q 'Provisional generation 2 rolled back: its previous config is in force again as generation 3'"
+check "rollback: the agent is at generation 3, permanent, on its previous config" \
+  test "$(config 4)" = "3 MODE_OBSERVE permanent"
+check "rollback: ConfigStatus says why (reason rollback, source ROLLBACK)" python3 -c '
+import json, sys
+c = json.loads(sys.argv[1])["config"]
+assert c["source"] == "CONFIG_SOURCE_ROLLBACK" and c["lastRollback"]["reason"] == "rollback", c' "$(a4 -o json status)"
+rc=0
+out=$(a4 rollback 2>&1) || rc=$?
+check "rollback with nothing provisional: exit 3, one line saying so" \
+  sh -c "test $rc = 3 && echo '$out' | grep -q 'no provisional config to roll back (generation 3 is permanent)'"
+rc=0
+out=$(a4 rollback seven 2>&1) || rc=$?
+check "rollback seven: exit 2" sh -c "test $rc = 2 && echo '$out' | grep -q 'is not a generation number'"
+stop_agent 4
 # --- 1. a good config confirms everywhere -------------------------------------
 start=$(date +%s)
 rc=0
 rollout -o json rollout -f "$WORK/enforce.yaml" --targets "$WORK/targets" --canary 1 --max-unavailable 2 \
-  --confirm-policy window=10s,converged --state "$WORK/good.json" >"$WORK/good.ndjson" 2>"$WORK/good.err" || rc=$?
+  --confirm-policy window=10s,converged --probe-peers 0 --state "$WORK/good.json" >"$WORK/good.ndjson" \
+  2>"$WORK/good.err" || rc=$?
 took=$(($(date +%s) - start))
 check "good config: exit 0 (took ${took} s for batches of 1 and 2 under a 10 s window)" test "$rc" = 0
 for n in 1 2 3; do
@@ -131,6 +161,8 @@ assert [e["event"] for e in events if e["event"] == "batch_started"] == ["batch_
 s = events[-1]
 assert s["event"] == "summary" and s["phase"] == "done" and s["confirmed"] == 3 and s["nodes"] == 3, s
 PY
+check "good config: --probe-peers 0 is warned about, on stderr and as an event" \
+  sh -c "grep -q 'WARNING: no gate sends traffic' '$WORK/good.err' && grep -q '\"event\":\"warning\"' '$WORK/good.ndjson'"
 check "good config: rollout status says done" test "$(phase "$WORK/good.json")" = ROLLOUT_PHASE_DONE
 table=$(rollout rollout status --state "$WORK/good.json")
 check "good config: rollout status table lists the three nodes confirmed" \
@@ -139,6 +171,21 @@ check "good config: rollout status table lists the three nodes confirmed" \
 # --- 2. a failing probe gate rolls the canary back; the rollout halts --------
 before2=$(config 2)
 before3=$(config 3)
+rc=0
+start=$(date +%s)
+rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --max-unavailable 2 \
+  --state "$WORK/default.json" >"$WORK/default.out" 2>"$WORK/default.err" || rc=$?
+took=$(($(date +%s) - start))
+check "default settings: exit 1 after ${took} s (the canary's probes fail at once; its window is 60 s)" \
+  test "$rc" = 1 -a "$took" -lt 50
+check "default settings: the gates and each node's two probe peers are said before the first batch" \
+  grep -q "each node's gates: 1m: converged, no PFC storm; probes (over RDMA, in the new config's RoCE class): \
+127.0.0.1:${PORT[1]} -> 127.0.0.1:${PORT[2]}, 127.0.0.1:${PORT[3]}; 127.0.0.1:${PORT[2]} -> 127.0.0.1:${PORT[1]}, \
+127.0.0.1:${PORT[3]};" "$WORK/default.out"  # the targets file names them by address
+check "default settings: the canary failed its probe gate" \
+  grep -q "rollout halted: 127.0.0.1:${PORT[1]} failed: probe" "$WORK/default.err"
+check "default settings: agents 2 and 3 untouched" test "$(config 2)/$(config 3)" = "$before2/$before3"
+rm -f "$WORK/default.json"*
 rc=0
 rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --max-unavailable 2 \
   --confirm-policy "window=10s,converged,probe=127.0.0.1:9" --state "$WORK/probe.json" \
@@ -164,7 +211,7 @@ before1=$(config 1)
 stop_agent 2
 rc=0
 rollout rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" --canary 1 --max-unavailable 1 \
-  --on-failure rollback --confirm-policy window=10s,converged --state "$WORK/rollback.json" \
+  --on-failure rollback --confirm-policy window=10s,converged --probe-peers 0 --state "$WORK/rollback.json" \
   >"$WORK/rollback.out" 2>"$WORK/rollback.err" || rc=$?
 start_agent 2
 check "rollback: exit 1 naming the unreachable second node" \
@@ -190,7 +237,7 @@ PY
 # rocectl itself in the background (not the rollout function, whose $! is
 # a subshell: killing that leaves rocectl running, holding the state's lock).
 "$BIN/rocectl" --insecure --timeout 3s -o json rollout -f "$WORK/observe.yaml" --targets "$WORK/targets" \
-  --canary 1 --max-unavailable 2 --confirm-policy window=10s,converged --state "$WORK/kill.json" \
+  --canary 1 --max-unavailable 2 --confirm-policy window=10s,converged --probe-peers 0 --state "$WORK/kill.json" \
   >"$WORK/kill.ndjson" 2>"$WORK/kill.err" &
 ROLLOUT_PID=$!
 # Until the second node is provisional (its node_waiting event), at most 40 s.

@@ -413,6 +413,47 @@ TEST_F(AgentReconcileTest, ProvisionalConfigRollsBackWithoutConfirm) {
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
 }
 
+// RollbackConfig: the provisional config is left at once, long before its
+// deadline, exactly as the deadline would leave it (the node written back,
+// the rollback on record with who asked); asked again, or for another
+// generation, it says why.
+TEST_F(AgentReconcileTest, ProvisionalConfigRolledBackOnRequest) {
+  agent_.reset();
+  Start("", /*loop=*/false);
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n").ok());
+  EXPECT_EQ(agent_->RollBackNow(0).status().code(), absl::StatusCode::kFailedPrecondition);
+  roced::v1::ApplyConfigRequest req;
+  *req.mutable_config() = Config(kPfc3);
+  req.mutable_confirm_timeout()->set_seconds(3600);
+  ASSERT_TRUE(agent_->ApplyConfig(req).ok());
+  ASSERT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200));
+  EXPECT_EQ(agent_->RollBackNow(7).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200)) << "a refused rollback changed the node";
+
+  auto back = agent_->RollBackNow(2, "admin.test");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->generation(), 2u);
+  EXPECT_EQ(back->returned_to(), 3u);
+  EXPECT_EQ(back->reason(), "rollback");
+  EXPECT_EQ(back->detail(), "asked by admin.test");
+  // Written back within the call, not at the next pass.
+  EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
+  auto state = agent_->State();
+  EXPECT_EQ(state.config().generation(), 3u);
+  EXPECT_EQ(state.config().source(), roced::v1::CONFIG_SOURCE_ROLLBACK);
+  EXPECT_FALSE(state.config().has_confirm_deadline());
+  EXPECT_EQ(state.config().desired().interfaces(0).mtu(), 2000u);
+  EXPECT_EQ(agent_->RollBackNow(0).status().code(), absl::StatusCode::kFailedPrecondition);
+  double rollbacks = 0;
+  for (const auto& family : agent_->registry()->Collect()) {
+    if (family.name != "roced_config_rollbacks_total") continue;
+    for (const auto& m : family.metric) {
+      if (!m.label.empty() && m.label[0].value == "rollback") rollbacks += m.counter.value;
+    }
+  }
+  EXPECT_EQ(rollbacks, 1);
+}
+
 TEST_F(AgentReconcileTest, ProvisionalRollbackRestoresFieldsThePreviousConfigDoesNotManage) {
   agent_.reset();
   Start("", /*loop=*/true);

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
@@ -83,6 +85,93 @@ TEST(RolloutPlan, BadValuesNameTheFlagAndTheAllowedRange) {
   ASSERT_FALSE(on_failure.ok());
   EXPECT_THAT(on_failure.status().message(), HasSubstr("--on-failure: 'retry' is not one of pause, rollback"));
   EXPECT_EQ(*ParseOnFailure("rollback"), roced::v1::ROLLOUT_ON_FAILURE_ROLLBACK);
+}
+
+// A state of `n` targets "a0:1", "a1:1", ... in the plan's batches.
+roced::v1::RolloutState StateOf(size_t n, uint64_t canary, const std::string& max_unavailable) {
+  std::vector<RolloutTarget> targets;
+  for (size_t i = 0; i < n; ++i) targets.push_back({absl::StrCat("n", i), absl::StrCat("a", i, ":1")});
+  return NewRolloutState(targets, Plan(n, canary, max_unavailable));
+}
+std::vector<std::string> PeersOf(const roced::v1::RolloutState& s, int i) {
+  return {s.nodes(i).probe_peers().begin(), s.nodes(i).probe_peers().end()};
+}
+
+// Three nodes, canary 1 then 2: the canary probes the two not yet changed;
+// the second batch each probes the canary (on the new config) and the
+// other node of its batch.
+TEST(RolloutProbePeers, OneOnTheNewConfigAndOneNotWhereTheBatchesAllow) {
+  roced::v1::RolloutState s = StateOf(3, 1, "2");
+  AssignProbePeers(&s);
+  EXPECT_THAT(PeersOf(s, 0), ElementsAre("a1:1", "a2:1"));
+  EXPECT_THAT(PeersOf(s, 1), ElementsAre("a0:1", "a2:1"));
+  EXPECT_THAT(PeersOf(s, 2), ElementsAre("a0:1", "a1:1"));
+  // Ten nodes, canary 1, batches 1, 2, 4, 2: every node of a middle batch
+  // probes one node of an earlier batch and one of a later one.
+  s = StateOf(10, 1, "4");
+  AssignProbePeers(&s);
+  for (int i = 0; i < s.nodes_size(); ++i) {
+    const auto& node = s.nodes(i);
+    ASSERT_EQ(node.probe_peers_size(), 2) << i;
+    std::set<std::string> peers(node.probe_peers().begin(), node.probe_peers().end());
+    EXPECT_EQ(peers.size(), 2u) << i;
+    EXPECT_FALSE(peers.count(node.address())) << i << " probes itself";
+    auto batch_of = [&](const std::string& address) {
+      for (const auto& m : s.nodes()) {
+        if (m.address() == address) return m.batch();
+      }
+      return 999u;
+    };
+    const uint32_t last = static_cast<uint32_t>(s.batch_sizes_size() - 1);
+    if (node.batch() > 0) {
+      EXPECT_LT(batch_of(node.probe_peers(0)), node.batch()) << i << ": no peer on the new config";
+    }
+    if (node.batch() < last) {
+      EXPECT_GT(batch_of(node.probe_peers(node.batch() > 0 ? 1 : 0)), node.batch()) << i << ": no peer on the old one";
+    }
+  }
+}
+
+TEST(RolloutProbePeers, SpreadOverTheCandidatesAndBounded) {
+  // 1000 nodes, canary 10, batches up to 100: no node is every node's peer.
+  roced::v1::RolloutState s = StateOf(1000, 10, "100");
+  AssignProbePeers(&s);
+  std::map<std::string, int> probed;
+  for (const auto& n : s.nodes()) {
+    for (const auto& p : n.probe_peers()) ++probed[p];
+  }
+  int most = 0;
+  for (const auto& [peer, count] : probed) most = std::max(most, count);
+  EXPECT_LE(most, 30) << "one peer probed by " << most << " of 1000 nodes";
+  EXPECT_GT(probed.size(), 500u);
+  // Per node: at most kMaxConfirmProbePeers however many are asked for;
+  // one target has no peer; two have each other.
+  s = StateOf(20, 1, "5");
+  AssignProbePeers(&s, 100);
+  EXPECT_EQ(s.nodes(0).probe_peers_size(), static_cast<int>(model::kMaxConfirmProbePeers));
+  s = StateOf(1, 1, "1");
+  AssignProbePeers(&s);
+  EXPECT_TRUE(PeersOf(s, 0).empty());
+  s = StateOf(2, 1, "1");
+  AssignProbePeers(&s);
+  EXPECT_THAT(PeersOf(s, 0), ElementsAre("a1:1"));
+  EXPECT_THAT(PeersOf(s, 1), ElementsAre("a0:1"));
+  // Asked again with 0: cleared.
+  AssignProbePeers(&s, 0);
+  EXPECT_TRUE(PeersOf(s, 0).empty());
+}
+
+TEST(RolloutProbePeers, OnlyProbeAndMeshGatesSendTraffic) {
+  auto sends = [](const std::string& spec) {
+    auto p = model::ParseConfirmPolicy(spec);
+    EXPECT_TRUE(p.ok()) << spec << ": " << p.status();
+    return p.ok() && model::SendsTraffic(*p);
+  };
+  EXPECT_FALSE(sends(kDefaultRolloutPolicy));
+  EXPECT_FALSE(sends("window=10s,converged"));
+  EXPECT_TRUE(sends("window=10s,converged,probe=node2"));
+  EXPECT_TRUE(sends("window=10s,mesh-loss=0.01"));
+  EXPECT_TRUE(sends("window=10s,mesh-p99=2"));
 }
 
 TEST(RolloutTargets, AddressesOrTheMeshInventory) {

@@ -11,6 +11,7 @@
 #include "model/config_limits.h"
 #include "model/config_yaml.h"
 #include "model/confirm_policy.h"
+#include "rollout/rollout.h"
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "util/fs.h"
@@ -22,13 +23,15 @@ void RegisterApplyFlags(ApplyFlags* f, util::ArgParser* p) {
   p->AddBool("dry-run", &f->dry_run, "apply: print the plan against the node now; change nothing.");
   p->AddDuration("confirm-timeout", &f->confirm_timeout, "DUR",
                  "apply: make the change provisional; unless `rocectl confirm` follows within DUR "
-                 "the agent rolls back to the previous config by itself. Not with --confirm-policy.");
+                 "the agent rolls back to the previous config by itself (`rocectl rollback`: at once). "
+                 "Not with --confirm-policy.");
   p->AddString("confirm-policy", &f->confirm_policy, "SPEC|FILE",
                "apply: make the change provisional and let the agent judge it: it confirms the change "
                "itself once every gate held for the window and returns to the previous config as soon "
                "as one fails. A YAML file, or a spec such as "
                "'window=60s,converged,no-pfc-storm,mesh-loss=0.01,mesh-p99=1.5,probe=node3' (window "
-               "10s-1h; at least one gate). Not with --confirm-timeout.");
+               "10s-1h; at least one gate). Without a probe= or mesh gate, the config's first two "
+               "probes.peers are probed (warned when it has none). Not with --confirm-timeout.");
   p->AddString("expected-generation", &f->expected_generation, "N",
                "apply: refuse (ABORTED) unless the agent's accepted generation is N, so two writers "
                "cannot overwrite each other unknowingly.");
@@ -235,6 +238,24 @@ bool FillRequest(const ApplyFlags& flags, roced::v1::ApplyConfigRequest* req) {
   return true;
 }
 
+// Converged and no-PFC-storm send nothing: a policy without a probe or
+// mesh gate gets the config's first two probes.peers (the peers this node
+// exchanges RoCE with) as its probe gate, and without any, a warning says
+// nothing judges traffic.
+void JudgeTraffic(roced::v1::ApplyConfigRequest* req) {
+  roced::v1::ConfirmPolicy* policy = req->mutable_confirm_policy();
+  if (model::SendsTraffic(*policy)) return;
+  for (const auto& peer : req->config().probes().peers()) {
+    if (policy->probe_peers_size() >= static_cast<int>(rollout::kDefaultProbePeers)) break;
+    policy->add_probe_peers(peer.name().empty() ? peer.address() : peer.name());
+  }
+  if (!model::SendsTraffic(*policy)) {
+    std::cerr << "rocectl: warning: no gate of this confirm policy sends traffic (no probe= or mesh gate, and the "
+                 "config names no probes.peers): a config that breaks RoCE traffic is confirmed as long as it "
+                 "converges\n";
+  }
+}
+
 }  // namespace
 
 int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vector<std::string>& args) {
@@ -255,6 +276,7 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
     return Fail(ctx, absl::StripTrailingAsciiWhitespace(config.status().message()));
   }
   *req.mutable_config() = *config;
+  if (req.has_confirm_policy()) JudgeTraffic(&req);
   auto stub = roced::v1::Agent::NewStub(ctx.channel);
   grpc::ClientContext cctx;
   cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));

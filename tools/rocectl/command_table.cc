@@ -17,7 +17,7 @@ namespace {
 // The longest usage, kept out of the table so that it reads as one.
 constexpr char kRolloutUsage[] =
     "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
-    "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--state FILE]\n"
+    "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--probe-peers N] [--state FILE]\n"
     "    rollout status|resume [--state FILE]";
 
 }  // namespace
@@ -47,10 +47,15 @@ const std::vector<Command>& Commands() {
       {"confirm", "confirm [GENERATION]",
        "Make a provisional config (applied with --confirm-timeout) permanent.", BindConfirm,
        true, "make a provisional config permanent", "confirm 7"},
+      {"rollback", "rollback [GENERATION]",
+       "Return from a provisional config now (applied with --confirm-timeout or\n"
+       "--confirm-policy), as its deadline or a failed gate would: the agent\n"
+       "accepts its previous config again and writes back what it overwrote.\n"
+       "GENERATION, when given, must be the pending one.",
+       BindRollback, true, "return from a provisional config now", "rollback"},
       {"rollout", kRolloutUsage,
-       "Apply one config across the fleet: a canary batch, then batches\n"
-       "doubling up to --max-unavailable; each node confirms or rolls back by\n"
-       "itself. A failure halts the rollout. Exits 0 when every node confirmed.",
+       "Apply one config across the fleet, canary first, batches doubling; each\n"
+       "node confirms or rolls back by itself; a failure halts. Exit 0: all confirmed.",
        BindRollout, true, "apply one config to a fleet, batch by batch",
        "rollout -f new.yaml --targets fleet.txt --canary 1"},
       {"counters",
@@ -188,8 +193,8 @@ std::string TopLevelHelp() {
       "  --ca, --cert, --key FILE ($ROCECTL_CA, ...), --server-name NAME, or\n"
       "  --insecure; -o table|json|yaml; --timeout DUR; -h, --help.\n"
       "Exit status: 0 ok, 1 findings (or a diff), 2 usage, 3 failed or unreachable.\n"
-      "Example: rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort, " -o json diagnose\n"
-      "Reference: docs/api.md.\n");
+      "Example: rocectl --target 10.0.0.11:", roced::model::defaults::kGrpcPort,
+      " -o json diagnose   Docs: docs/api.md\n");
 }
 
 std::string OptionsHelp(const std::string& options) {

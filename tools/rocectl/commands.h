@@ -121,6 +121,7 @@ CommandRun BindReady(util::ArgParser* parser);
 CommandRun BindVersion(util::ArgParser* parser);
 CommandRun BindApply(util::ArgParser* parser);
 CommandRun BindConfirm(util::ArgParser* parser);
+CommandRun BindRollback(util::ArgParser* parser);
 CommandRun BindCounters(util::ArgParser* parser);
 CommandRun BindProbe(util::ArgParser* parser);
 CommandRun BindProbes(util::ArgParser* parser);

@@ -33,6 +33,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/struct.pb.h"
+#include "model/confirm_policy.h"
 #include "model/defaults.h"
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
@@ -52,6 +53,7 @@ namespace {
 // and a port each), well under this.
 constexpr size_t kMaxTargetsFileBytes = 32u << 20;
 
+using roced::rollout::AssignProbePeers;
 using roced::rollout::Classified;
 using roced::rollout::ClassifyOutcome;
 using roced::rollout::DecideApplying;
@@ -74,6 +76,7 @@ using roced::rollout::Resumed;
 using roced::rollout::RolloutStateWriter;
 using roced::rollout::RolloutTarget;
 using roced::rollout::Unfinished;
+using roced::rollout::kDefaultProbePeers;
 using roced::rollout::kDefaultRolloutPolicy;
 using roced::rollout::kOutcomeGrace;
 using roced::v1::RolloutNode;
@@ -93,6 +96,7 @@ struct RolloutFlags {
   std::string max_unavailable = "1";
   std::string on_failure = "pause";
   std::string confirm_policy;
+  uint64_t probe_peers = kDefaultProbePeers;
   std::string state;
 };
 
@@ -128,6 +132,7 @@ enum class View { kLive, kLines, kJson };
 class Progress {
  public:
   explicit Progress(View view) : view_(view) {}
+  View view() const { return view_; }
 
   // One event: `kind` ("node_confirmed"), the node it is about (or null)
   // and what happened, for people.
@@ -209,6 +214,7 @@ class Runner {
   // From wherever the state file says the rollout is. The exit code.
   int Run() {
     if (state_.phase() == roced::v1::ROLLOUT_PHASE_REVERTING) return RevertAll();
+    AnnounceGates();
     for (int b = 0; b < state_.batch_sizes_size(); ++b) {
       bool failed = false;
       for (const auto& n : state_.nodes()) failed |= n.batch() == static_cast<uint32_t>(b) && NodeFailed(n.state());
@@ -242,6 +248,35 @@ class Runner {
   const RolloutState& state() const { return state_; }
 
  private:
+  // Before the first batch: each node's gates and probe peers, and a
+  // warning when no gate sends traffic.
+  void AnnounceGates() {
+    constexpr int kShown = 4;
+    std::string text = absl::StrCat("each node's gates: ", model::DescribeConfirmPolicy(policy_));
+    std::map<std::string, std::string> name_of;  // address -> the name shown
+    for (const auto& n : state_.nodes()) name_of[n.address()] = n.name();
+    int with_peers = 0;
+    for (const auto& n : state_.nodes()) {
+      if (n.probe_peers().empty()) continue;
+      if (with_peers++ == 0) absl::StrAppend(&text, "; probes (over RDMA, in the new config's RoCE class):");
+      if (with_peers > kShown) continue;
+      absl::StrAppend(&text, " ", n.name(), " -> ");
+      for (int p = 0; p < n.probe_peers_size(); ++p) absl::StrAppend(&text, p ? ", " : "", name_of[n.probe_peers(p)]);
+      absl::StrAppend(&text, ";");
+    }
+    if (with_peers > kShown) absl::StrAppend(&text, " and ", with_peers - kShown, " more (rollout status lists them)");
+    Announce("gates", text);
+    roced::v1::ConfirmPolicy sent = policy_;
+    if (with_peers > 0) sent.add_probe_peers("");
+    if (!model::SendsTraffic(sent)) {
+      const std::string warning =
+          "WARNING: no gate sends traffic (no probe peers, no mesh gates): a config that breaks RoCE traffic "
+          "is confirmed as long as it converges. --probe-peers N (default 2) or probe= in --confirm-policy.";
+      Announce("warning", warning);
+      if (progress_->view() != View::kLines) std::cerr << "rocectl: " << warning << "\n";
+    }
+  }
+
   // Under the lock: `change` to node i, recorded in the journal, shown as
   // `event`. `durable`: on disk (fdatasync) before this returns, for the
   // steps a call follows ("applying", "reverting"); the others survive a
@@ -405,6 +440,7 @@ void Runner::Send(size_t i) {
   roced::v1::ApplyConfigRequest req;
   *req.mutable_config() = config_;
   *req.mutable_confirm_policy() = policy_;
+  if (!node.probe_peers().empty()) *req.mutable_confirm_policy()->mutable_probe_peers() = node.probe_peers();
   req.set_expected_generation(node.previous_generation());
   roced::v1::ApplyConfigResponse resp;
   const grpc::Status s = Apply(i, req, &resp);
@@ -786,6 +822,14 @@ absl::StatusOr<RolloutState> NewRollout(const RolloutFlags& flags, int* rc) {
   auto config = LoadNodeConfig(flags.file);
   if (!config.ok()) return config.status();
   RolloutState state = NewRolloutState(targets, *batches);
+  if (flags.probe_peers > model::kMaxConfirmProbePeers) {
+    return absl::InvalidArgumentError(absl::StrCat("--probe-peers: ", flags.probe_peers, " is out of range; allowed 0-",
+                                                   model::kMaxConfirmProbePeers));
+  }
+  // Peers from the targets unless the policy names its own.
+  if (policy->probe_peers().empty() && flags.probe_peers > 0) {
+    AssignProbePeers(&state, static_cast<uint32_t>(flags.probe_peers));
+  }
   state.set_config_path(flags.file);
   *state.mutable_config() = *config;
   *state.mutable_confirm_policy() = *policy;
@@ -835,7 +879,7 @@ int RunRollout(const CommandContext& ctx, const RolloutFlags& flags, const std::
   if (args.size() > 1 || (args.size() == 1 && args[0] != "status" && args[0] != "resume")) {
     std::cerr << "rocectl: usage: rocectl rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] "
                  "[--max-unavailable N|P%] [--on-failure pause|rollback] [--confirm-policy SPEC|FILE] "
-                 "[--state FILE]\n       rocectl rollout status|resume [--state FILE]\n";
+                 "[--probe-peers N] [--state FILE]\n       rocectl rollout status|resume [--state FILE]\n";
     return kExitUsage;
   }
   if (args.empty()) return RunStart(ctx, flags, path);
@@ -854,7 +898,7 @@ CommandRun BindRollout(util::ArgParser* parser) {
   parser->AddString("file", &f->file, "FILE", "rollout: the NodeConfig YAML to roll out. It is validated here first.",
                     'f');
   parser->AddString("targets", &f->targets, "FILE",
-                    "rollout: the agents, HOST:PORT or NAME ADDRESS [TOR [POD]] a line. As the mesh inventory; "
+                    "rollout: the agents: HOST:PORT or NAME ADDRESS [TOR [POD]] lines. As the mesh inventory; "
                     "'#' comments and blank lines allowed. Batches follow the file's order.");
   parser->AddString("dns", &f->dns, "NAME[:PORT]",
                     absl::StrCat("rollout: every address NAME resolves to (port ", model::defaults::kGrpcPort,
@@ -870,6 +914,11 @@ CommandRun BindRollout(util::ArgParser* parser) {
   parser->AddString("confirm-policy", &f->confirm_policy, "SPEC|FILE",
                     absl::StrCat("rollout: each node's gates (a YAML file or an apply spec). Default: ",
                                  kDefaultRolloutPolicy, "."));
+  parser->AddUint("probe-peers", &f->probe_peers, "N",
+                  absl::StrCat("rollout: other targets each node probes when the policy names none (0-8, "
+                               "default ", kDefaultProbePeers,
+                               "). One already on the new config and one not, where the batches allow. "
+                               "0: no probe gate; nothing then sends traffic (said at the start)."));
   parser->AddString("state", &f->state, "FILE",
                     "rollout: state file and FILE.journal, read by status/resume. The journal has a line "
                     "per step. "

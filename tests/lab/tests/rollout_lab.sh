@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# `rocectl rollout` across the lab's three agents (issue 15's done-when),
-# each node judging its change by a confirm policy with a real RC probe to
-# node3 (node3 probes itself over rxe's loopback), on the lab's one bridge:
-#  1. A good config (RoCE ToS 104, DSCP 26), canary 1 then batches up to 2:
-#     every node confirms by itself; the rollout exits 0.
+# `rocectl rollout` across the lab's three agents (issues 15 and 39's
+# done-when), each node judging its change by real RC probes, on the lab's
+# one bridge:
+#  1. A good config (RoCE ToS 104, DSCP 26) with default settings (canary
+#     1 then batches up to 2, the default policy: 60 s, converged, no PFC
+#     storm, and probes to two other targets chosen by rocectl, announced
+#     first): every node confirms by itself; the rollout exits 0.
 #  2. The bridge drops RoCE of DSCP 46. A config moving the ToS to 184
-#     (DSCP 46): the canary (node1) rolls back by itself inside its window,
+#     (DSCP 46), default settings again: the canary (node1) probes node2
+#     and node3 in its new class, rolls back by itself inside its window,
 #     the rollout halts (exit 1, naming node1 and the probe), and node2 and
 #     node3 are untouched (same generation).
+# 3 and 4 name their policy, a probe to node3 (node3 probes itself over
+# rxe's loopback):
 #  3. Only node2's port drops DSCP 46; the same config, batches of 1, with
 #     --on-failure rollback: node1 confirms, node2 rolls back, and node1 is
 #     returned: every node ends on its previous config, node3 untouched.
@@ -76,11 +81,17 @@ tos_of() { json_get "$(pctl "$1" -o json status)" "j['config']['desired'].get('i
 provisional() { json_get "$(pctl "$1" -o json status)" "'confirmDeadline' in j['config']"; }
 policy="window=10s,converged,no-pfc-storm,probe=$PEER"
 
-# --- 1. a good config confirms on every node -------------------------------
+# --- 1. a good config confirms on every node, with default settings --------
 t0=$(date +%s.%N)
-rollout -f "$tmp/good.yaml" --canary 1 --max-unavailable 2 --confirm-policy "$policy"
+rollout -f "$tmp/good.yaml" --max-unavailable 2
 took_good=$(elapsed "$t0")
-((RC == 0)) || fail "rollout of a good config exited $RC:
+((RC == 0)) || fail "rollout of a good config with default settings exited $RC:
+$OUT"
+"$PY" -c '
+import json, sys
+gates = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{\"event\":\"gates\"")]
+sys.exit(0 if gates and "node1 -> node2, node3;" in gates[0]["message"] else 1)' "$OUT" ||
+  fail "the gates event does not name node1's two probe peers:
 $OUT"
 expect_eq "nodes confirmed" 3 "$(summary confirmed)"
 for n in "${NODES[@]}"; do
@@ -94,8 +105,7 @@ g2=$(gen node2)
 g3=$(gen node3)
 rm -f "$state"
 t0=$(date +%s.%N)
-rollout -f "$tmp/bad.yaml" --canary 1 --max-unavailable 2 \
-  --confirm-policy "window=30s,converged,probe=$PEER"
+rollout -f "$tmp/bad.yaml" --max-unavailable 2
 took_bad=$(elapsed "$t0")
 ((RC == 1)) || fail "rollout of a dropped ToS exited $RC, not 1:
 $OUT"
@@ -106,8 +116,8 @@ $OUT"
 expect_eq "node1: ToS after its rollback" 104 "$(tos_of node1)"
 expect_eq "node2 untouched (generation)" "$g2" "$(gen node2)"
 expect_eq "node3 untouched (generation)" "$g3" "$(gen node3)"
-"$PY" -c "import sys; sys.exit(0 if $took_bad < 30 else 1)" ||
-  fail "the halted rollout took $took_bad s, longer than the canary's 30 s window"
+"$PY" -c "import sys; sys.exit(0 if $took_bad < 60 else 1)" ||
+  fail "the halted rollout took $took_bad s, longer than the canary's 60 s window"
 
 # --- 3. a failure in the second batch with --on-failure rollback -------------
 "$LAB" fault bridge drop-dscp 46 node2 || fail "could not make node2's port drop DSCP 46"
@@ -152,4 +162,4 @@ set -e
 $OUT"
 expect_eq "nodes confirmed after resume" 3 "$(summary confirmed)"
 for n in "${NODES[@]}"; do expect_eq "$n: ToS after the resumed rollout" 106 "$(tos_of "$n")"; done
-pass "good config confirmed on 3 nodes in $took_good s; dropped ToS: canary rolled back and rollout halted after $took_bad s, others untouched; failure in batch 2 with --on-failure rollback: all back; killed and resumed: done"
+pass "default settings: good config confirmed on 3 nodes in $took_good s; dropped ToS: canary rolled back and rollout halted after $took_bad s, others untouched; failure in batch 2 with --on-failure rollback: all back; killed and resumed: done"
