@@ -116,6 +116,27 @@ def metric_families(src):
     return families
 
 
+def heading_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file: lowercased,
+    everything but letters, digits, spaces, '-' and '_' dropped, spaces to
+    '-'; a repeated one gets -1, -2, ... Fenced code is not searched."""
+    out, fenced = set(), False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("```"):
+                fenced = not fenced
+            m = None if fenced else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+            if not m:
+                continue
+            base = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+            anchor, n = base, 0
+            while anchor in out:
+                n += 1
+                anchor = "%s-%d" % (base, n)
+            out.add(anchor)
+    return out
+
+
 def doc_rows(path, kind):
     """[(line number, first cell's backticked entry, second cell)] of the table under the marker."""
     rows = []
