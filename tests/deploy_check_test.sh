@@ -65,7 +65,7 @@ grep -rlF roced_component_healthy "$WORK/lib" "$WORK/agent" "$WORK/tests/fixture
   xargs sed -i 's/roced_component_healthy/roced_component_ok/g'
 expect_failure "a metric the code no longer exports" \
   "RocedComponentUnhealthy: roced_component_healthy is not a metric roced exports"
-rm -rf "$WORK/lib" "$WORK/agent" "$WORK/tests/fixtures" "$WORK/docs"
+rm -rf "${WORK:?}/lib" "${WORK:?}/agent" "${WORK:?}/tests/fixtures" "${WORK:?}/docs"
 cp -r "$SRC/lib" "$SRC/agent" "$WORK/"
 cp -r "$SRC/tests/fixtures" "$WORK/tests/"
 cp -r "$SRC/docs" "$WORK/"

@@ -135,6 +135,8 @@ for w in "${words[@]}"; do
   fi
 done
 echo "as the unit starts it: ${cmd[*]}"
+# lib.sh's await_agent_socket asks $BIN/rocectl: the installed one.
+# shellcheck disable=SC2034
 BIN=/usr/bin
 # shellcheck source=lib.sh
 source "$SRC/tests/e2e/lib.sh"
