@@ -15,7 +15,8 @@
   runbooks   every alerting rule has an annotation runbook_url
              BASE/docs/operations.md#ANCHOR, one BASE for all, ANCHOR the
              alert's name in lower case; docs/operations.md has one section
-             per alert under "## Alerts: what to do" and no other.
+             per alert under "## Alerts: what to do" and no other; every
+             alert name README.md and docs/ mention (Roced...) is an alert.
   container  every path deploy/container/Containerfile copies from the build
              context (COPY without --from) exists, and the DaemonSet runs the
              image the Containerfile's comment tags: roced:<the project's
@@ -201,6 +202,13 @@ def check_runbooks(src, rules, problems):
             problems.append("%s: %s has no section #%s" % (where, RUNBOOK_DOC, m.group(2)))
     if len(bases) > 1:
         problems.append("runbook_url: more than one base: %s" % ", ".join(sorted(bases)))
+    for doc in [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md"))):
+        with open(doc) as f:
+            for number, line in enumerate(f, 1):
+                for name in re.findall(r"\bRoced[A-Z][A-Za-z]+\b", line):
+                    if name not in alerts:
+                        problems.append("%s:%d: %s is not an alert of deploy/prometheus" %
+                                        (os.path.relpath(doc, src), number, name))
     sections = runbook_sections(src)
     if not sections:
         problems.append("%s: no '## %s' section with a '### ALERT' per alert" % (RUNBOOK_DOC, RUNBOOK_SECTION))

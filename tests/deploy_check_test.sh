@@ -4,7 +4,7 @@
 # rule test's input series (which would pass along with the rule) and in the
 # dashboard; a metric the code no longer exports; rate() of a gauge; an
 # alert without runbook_url, one whose section is missing, a runbook section
-# for no alert; a Containerfile that copies a path the tree lacks; and a
+# for no alert, a doc naming an alert that does not exist; a Containerfile that copies a path the tree lacks; and a
 # DaemonSet image that is not the version the Containerfile tags.
 # Usage: deploy_check_test.sh SOURCE_DIR
 set -euo pipefail
@@ -82,6 +82,9 @@ expect_failure "an alert whose runbook section is missing" \
   "RocedPortDown: docs/operations.md has no section #rocedportdown" docs/operations.md
 edit docs/operations.md '### RocedAgentDown' $'### RocedAgentGone\nStale.\n\n### RocedAgentDown'
 expect_failure "a runbook for no alert" "runbook '### RocedAgentGone' is for no alert" docs/operations.md
+edit docs/fleet.md '`RocedMeshHostLoss`' '`RocedMeshHostLost`'
+expect_failure "a doc naming an alert that does not exist" \
+  "docs/fleet.md:56: RocedMeshHostLost is not an alert of deploy/prometheus" docs/fleet.md
 edit $P/roced-alerts.yml 'https://git.example.com/roced/roced/blob/main/docs/operations.md#rocedportdown' \
   'https://docs.example.org/docs/operations.md#rocedportdown'
 expect_failure "a runbook base that differs" "runbook_url: more than one base" $P/roced-alerts.yml
