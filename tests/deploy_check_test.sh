@@ -4,8 +4,9 @@
 # rule test's input series (which would pass along with the rule) and in the
 # dashboard; a metric the code no longer exports; rate() of a gauge; an
 # alert without runbook_url, one whose section is missing, a runbook section
-# for no alert, a doc naming an alert that does not exist; a Containerfile that copies a path the tree lacks; and a
-# DaemonSet image that is not the version the Containerfile tags.
+# for no alert, a doc naming an alert that does not exist; a Containerfile
+# that copies a path the tree lacks; and a DaemonSet image that is not the
+# version the Containerfile tags.
 # Usage: deploy_check_test.sh SOURCE_DIR
 set -euo pipefail
 SRC=$1
