@@ -39,14 +39,11 @@ expect_failure() {
   for f in "$@"; do cp "$SRC/$f" "$WORK/$f"; done
 }
 
-edit() {  # edit FILE OLD NEW: replace the first OLD in the scratch copy's FILE
-  python3 - "$WORK/$1" "$2" "$3" <<'PY'
-import sys
-path, old, new = sys.argv[1:4]
-text = open(path).read()
-assert old in text, "%s: no %r" % (path, old)
-open(path, "w").write(text.replace(old, new, 1))
-PY
+edit() {  # edit FILE OLD NEW: the first OLD in the scratch copy's FILE (literally)
+  local f=$WORK/$1 text
+  text=$(<"$f")
+  [[ $text == *"$2"* ]] || { echo "FAIL - $1 has no '$2'"; exit 1; }
+  printf '%s\n' "${text/"$2"/"$3"}" >"$f"
 }
 
 P=deploy/prometheus

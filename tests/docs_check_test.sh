@@ -77,14 +77,11 @@ cp "$SRC/proto/roced/v1/config.proto" "$WORK/proto/roced/v1/config.proto"
 # References: every breakage below at once, on one run of the check (they
 # touch different files and each has its own message), to spare the CPU of
 # a run per case.
-edit() {  # edit FILE OLD NEW: the first OLD in the scratch copy's FILE
-  python3 - "$WORK/$1" "$2" "$3" <<'PY'
-import sys
-path, old, new = sys.argv[1:4]
-text = open(path).read()
-assert old in text, "%s: no %r" % (path, old)
-open(path, "w").write(text.replace(old, new, 1))
-PY
+edit() {  # edit FILE OLD NEW: the first OLD in the scratch copy's FILE (literally)
+  local f=$WORK/$1 text
+  text=$(<"$f")
+  [[ $text == *"$2"* ]] || { echo "FAIL - $1 has no '$2'"; exit 1; }
+  printf '%s\n' "${text/"$2"/"$3"}" >"$f"
 }
 cases=()  # NAME|WANT
 edit README.md '(docs/api.md#probe-probes)' '(docs/api.md#probe-and-probes)'
