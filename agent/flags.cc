@@ -47,7 +47,7 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
   p->AddString("tls-cert", &f->tls_cert, "FILE",
                "PEM certificate of the TCP listener, also sent as the client certificate when "
                "this agent calls peer agents (give it the peer role in the peers' access file). "
-               "Reloaded within 10 s when the file changes.");
+               "Reloaded within 70 s when the file changes.");
   p->AddString("tls-key", &f->tls_key, "FILE", "PEM private key of --tls-cert (reloaded with it).");
   p->AddString("tls-client-ca", &f->tls_client_ca, "FILE",
                "PEM CA bundle that client certificates must chain to; also verifies peer agents' "

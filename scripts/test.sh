@@ -118,6 +118,13 @@ release_build() {
   build build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DROCED_TEST_CXX_FLAGS=-Og
 }
+# The package stage (label package, tests/CMakeLists.txt): the .deb from
+# the release build (cpack installs what the build made; nothing is
+# compiled), installed here with dpkg -i, its unit verified by systemd,
+# the installed agent started as the unit starts it, the package purged;
+# and the container recipe's context configured. About 25 s, most of it
+# dpkg-shlibdeps deriving the Depends.
+package_tests() { ctest --test-dir build -L package --output-on-failure; }
 # Unit and e2e tests run two at a time but those waiting on real timers,
 # which run alone, as the lab tests do (they share one lab: their
 # RESOURCE_LOCK).
@@ -145,6 +152,8 @@ beside_labs() {
   local pids=() outs=() rc=0 i
   substage "release unit and e2e tests" release_tests >"$STAGE_LOGS/release-tests.out" 2>&1 &
   pids+=($!) outs+=(release-tests)
+  substage "package (.deb, install, verify)" package_tests >"$STAGE_LOGS/package.out" 2>&1 &
+  pids+=($!) outs+=(package)
   if [ "$quick" = 0 ]; then
     substage "TSan build" at_nice19 sanitizer_build build-tsan thread
     substage "TSan tests" tsan_tests >"$STAGE_LOGS/tsan-tests.out" 2>&1 &

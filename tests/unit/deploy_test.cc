@@ -22,6 +22,7 @@
 #include "agent/serve/tcp_listener.h"
 #include "hal/paths.h"
 #include "model/config_yaml.h"
+#include "model/defaults.h"
 #include "model/validate.h"
 #include "tools/rocectl/commands.h"
 #include "util/fs.h"
@@ -173,22 +174,30 @@ TEST(DaemonSet, ConfigMapCheckRejectsABadConfig) {
 }
 
 // The kernel subtrees the agent reads and writes (lib/hal, with the default
-// roots the shipped files run with), and whether it writes there.
+// roots the shipped files run with), whether it writes there, and what the
+// DaemonSet mounts for it: the subtree itself, or, for one that exists only
+// while a driver is loaded, the file system's root. A hostPath that is
+// missing makes the runtime mkdir it, which debugfs refuses, and the pod
+// would not start on a node without the driver. The unit names the subtree
+// itself ('-': skipped when absent).
 struct KernelTree {
   std::string path;
   bool written;
+  std::string k8s_mount;
 };
 
 std::vector<KernelTree> AgentKernelTrees() {
   const hal::Paths paths;
   return {
-      {paths.sysfs + "/class/infiniband", false},        // discovery, counters
-      {paths.sysfs + "/class/infiniband_verbs", false},  // libibverbs' device list
-      {paths.sysfs + "/class/net", false},               // netdevs (links into devices/)
+      {paths.sysfs + "/class/infiniband", false, paths.sysfs + "/class/infiniband"},  // discovery, counters
+      {paths.sysfs + "/class/infiniband_verbs", false, paths.sysfs + "/class/infiniband_verbs"},  // libibverbs
+      {paths.sysfs + "/class/net", false, paths.sysfs + "/class/net"},  // netdevs (links into devices/)
       // What the class links point to; ECN enables and per-node hugepage pools.
-      {paths.sysfs + "/devices", true},
-      {paths.sysfs + "/kernel/mm/hugepages", true},  // node-wide hugepage pools
-      {paths.configfs, true},                        // rdma_cm (even reads mkdir)
+      {paths.sysfs + "/devices", true, paths.sysfs + "/devices"},
+      {paths.sysfs + "/kernel/mm/hugepages", true, paths.sysfs + "/kernel/mm/hugepages"},  // node-wide pools
+      {paths.configfs, true, paths.configfs},  // rdma_cm (even reads mkdir)
+      // Upstream mlx5's DCQCN parameters (hal/congestion_files: <pci>/cc_params/).
+      {paths.debugfs + "/mlx5", true, paths.debugfs},
   };
 }
 
@@ -201,24 +210,30 @@ TEST(DaemonSet, MountsOnlyTheSysfsSubtreesTheAgentUses) {
   auto mounts = Mounts(Container(m));
   std::set<std::string> wanted;
   for (const KernelTree& tree : AgentKernelTrees()) {
-    wanted.insert(tree.path);
-    ASSERT_TRUE(mounts.count(tree.path)) << tree.path << " is not mounted";
-    const Mount& mount = mounts[tree.path];
+    SCOPED_TRACE(tree.path);
+    wanted.insert(tree.k8s_mount);
+    ASSERT_TRUE(absl::StartsWith(tree.path, tree.k8s_mount));
+    ASSERT_TRUE(mounts.count(tree.k8s_mount)) << tree.k8s_mount << " is not mounted";
+    const Mount& mount = mounts[tree.k8s_mount];
     if (tree.written) {
       EXPECT_FALSE(mount.read_only) << tree.path << " is written by the agent";
     }
     const YAML::Node volume = Volume(m, mount.volume);
     ASSERT_TRUE(volume["hostPath"]) << tree.path;
-    EXPECT_EQ(volume["hostPath"]["path"].as<std::string>(), tree.path) << "the host's own " << tree.path;
+    EXPECT_EQ(volume["hostPath"]["path"].as<std::string>(), tree.k8s_mount) << "the host's own " << tree.k8s_mount;
+    // A hostPath the node may lack would be created by the runtime (or stop the pod).
+    EXPECT_EQ(volume["hostPath"]["type"].as<std::string>(), "Directory");
   }
-  // Nothing else of /sys: not all of it, not debugfs (nothing reads it).
+  // Nothing else of /sys: not all of it.
   for (const auto& [path, mount] : mounts) {
     if (path == "/sys" || absl::StartsWith(path, "/sys/")) {
       EXPECT_TRUE(wanted.count(path)) << path << " is mounted but the agent does not use it";
     }
     EXPECT_NE(path, "/") << "the host's root";
   }
-  EXPECT_FALSE(mounts.count(hal::Paths().debugfs));
+  // debugfs: upstream mlx5's DCQCN parameters, read and written there.
+  ASSERT_TRUE(mounts.count(hal::Paths().debugfs));
+  EXPECT_FALSE(mounts[hal::Paths().debugfs].read_only);
 }
 
 // The file a flag names is in a mounted volume that carries it, read-only.
@@ -416,14 +431,19 @@ std::map<std::string, std::vector<std::string>> LoadUnit() {
   return ParseUnit(text.ok() ? *text : "");
 }
 
-// systemd/roced.env, the template of the unit's EnvironmentFile: VAR=value
-// lines, the value's surrounding quotes dropped.
-std::map<std::string, std::string> LoadEnvFile() {
+// systemd/roced.env, the unit's EnvironmentFile as the package installs it:
+// VAR=value lines, the value's surrounding quotes dropped. With `enabled`,
+// also the settings it ships commented out (#VAR=value: TLS and the access
+// file, whose files a fresh node lacks), as a site that has put the files
+// in place enables them.
+enum class EnvLines { kAsShipped, kEnabled };
+std::map<std::string, std::string> LoadEnvFile(EnvLines which = EnvLines::kAsShipped) {
   auto text = util::ReadFile(Src("systemd/roced.env"));
   EXPECT_TRUE(text.ok()) << text.status();
   std::map<std::string, std::string> env;
   for (absl::string_view line : absl::StrSplit(text.ok() ? *text : "", '\n')) {
     line = absl::StripAsciiWhitespace(line);
+    if (which == EnvLines::kEnabled && absl::StartsWith(line, "#ROCED_")) line.remove_prefix(1);
     if (line.empty() || line[0] == '#') continue;
     size_t eq = line.find('=');
     if (eq == absl::string_view::npos) continue;
@@ -436,15 +456,17 @@ std::map<std::string, std::string> LoadEnvFile() {
   return env;
 }
 
+std::string VarName(absl::string_view word) {
+  return std::string(absl::StripSuffix(absl::StripPrefix(absl::StripPrefix(word, "$"), "{"), "}"));
+}
+
 // ExecStart's words with $VAR and ${VAR} replaced as systemd does for an
-// unquoted $VAR: split at whitespace, nothing when empty.
+// unquoted $VAR: split at whitespace, nothing when empty or unset.
 std::vector<std::string> ExecStartWords(const std::string& exec_start, const std::map<std::string, std::string>& env) {
   std::vector<std::string> out;
   for (absl::string_view word : absl::StrSplit(exec_start, ' ', absl::SkipEmpty())) {
     if (absl::StartsWith(word, "$")) {
-      std::string name(absl::StripSuffix(absl::StripPrefix(absl::StripPrefix(word, "$"), "{"), "}"));
-      auto it = env.find(name);
-      EXPECT_NE(it, env.end()) << "ExecStart uses $" << name << " but roced.env does not set it";
+      auto it = env.find(VarName(word));
       if (it == env.end()) continue;
       for (absl::string_view w : absl::StrSplit(it->second, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
         out.emplace_back(w);
@@ -484,9 +506,35 @@ TEST(SystemdUnit, IsNotifyWithWatchdogMemlockAndKnownFlags) {
   EXPECT_GE(std::stoi(unit["LimitNOFILE"].at(0)), 4 * agent::kMaxTcpConnections);
   EXPECT_EQ(unit["ProtectSystem"].at(0), "strict");
   std::set<std::string> known = KnownFlags();
-  // The flags the unit passes itself and those the env file adds.
-  for (const auto& [flag, value] : FlagValues(ExecStartWords(unit["ExecStart"].at(0), LoadEnvFile()))) {
-    EXPECT_TRUE(known.count(flag)) << "--" << flag;
+  // The flags the unit passes itself and those the env file adds, as
+  // shipped and with its commented settings enabled.
+  for (EnvLines which : {EnvLines::kAsShipped, EnvLines::kEnabled}) {
+    for (const auto& [flag, value] : FlagValues(ExecStartWords(unit["ExecStart"].at(0), LoadEnvFile(which)))) {
+      EXPECT_TRUE(known.count(flag)) << "--" << flag;
+    }
+  }
+}
+
+// As installed, the env file names no file a fresh node lacks (roced stops
+// at start-up when a TLS or access file is missing, and Restart= would
+// loop): TCP stays closed, the unix socket and /metrics serve, and the
+// config is the default one the package installs.
+TEST(SystemdUnit, StartsAsInstalledWithNoFileTheNodeLacks) {
+  auto unit = LoadUnit();
+  const std::string exec_start = unit["ExecStart"].at(0);
+  const std::map<std::string, std::string> env = LoadEnvFile(EnvLines::kAsShipped);
+  auto flags = FlagValues(ExecStartWords(exec_start, env));
+  for (const char* flag : {"tls-cert", "tls-key", "tls-client-ca", "access-file", "grpc-listen", "insecure",
+                           "insecure-allow-remote", "web.config.file"}) {
+    EXPECT_FALSE(flags.count(flag)) << "--" << flag << " as shipped";
+  }
+  EXPECT_EQ(flags["config"], model::defaults::kConfigPath);
+  // Every $VAR the unit expands is in the file, set or to be enabled.
+  const std::map<std::string, std::string> enabled = LoadEnvFile(EnvLines::kEnabled);
+  for (absl::string_view word : absl::StrSplit(exec_start, ' ', absl::SkipEmpty())) {
+    if (absl::StartsWith(word, "$")) {
+      EXPECT_TRUE(enabled.count(VarName(word))) << "ExecStart uses " << word << " but roced.env does not mention it";
+    }
   }
 }
 
@@ -498,7 +546,8 @@ TEST(SystemdUnit, ServesGrpcWithMutualTlsAndAnAccessFileFromTheEnvFile) {
   for (const char* var : {"$ROCED_TLS", "$ROCED_ACCESS", "$ROCED_ARGS"}) {
     EXPECT_TRUE(absl::StrContains(exec_start, var)) << var;
   }
-  auto flags = FlagValues(ExecStartWords(exec_start, LoadEnvFile()));
+  // Once the site enables the TLS and access lines.
+  auto flags = FlagValues(ExecStartWords(exec_start, LoadEnvFile(EnvLines::kEnabled)));
   for (const char* flag : {"insecure", "insecure-allow-remote", "grpc-reflection"}) {
     EXPECT_FALSE(flags.count(flag)) << "--" << flag;
   }
@@ -595,16 +644,21 @@ TEST(SystemdUnit, WritesOnlyTheSysfsSubtreesTheAgentWrites) {
     }
   }
   std::set<std::string> written;
+  std::set<std::string> written_k8s;
   for (const KernelTree& tree : AgentKernelTrees()) {
-    if (tree.written) written.insert(tree.path);
+    if (tree.written) {
+      written.insert(tree.path);
+      written_k8s.insert(tree.k8s_mount);
+    }
   }
   EXPECT_EQ(writable, written);
+  EXPECT_TRUE(writable.count(hal::Paths().debugfs + "/mlx5")) << "upstream mlx5's DCQCN parameters";
   Manifest m = LoadManifest();
   std::set<std::string> k8s_writable;
   for (const auto& [path, mount] : Mounts(Container(m))) {
     if (absl::StartsWith(path, "/sys") && !mount.read_only) k8s_writable.insert(path);
   }
-  EXPECT_EQ(writable, k8s_writable);
+  EXPECT_EQ(k8s_writable, written_k8s);
 }
 
 // The same capabilities both ways, but for SYS_NICE: the DaemonSet holds it
