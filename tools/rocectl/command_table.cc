@@ -14,11 +14,17 @@ namespace roced::ctl {
 
 namespace {
 
-// The longest usage, kept out of the table so that it reads as one.
+// The longest usage and help, kept out of the table so that it reads as one.
 constexpr char kRolloutUsage[] =
     "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
     "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--probe-peers N] [--state FILE]\n"
     "    rollout status|resume [--state FILE]";
+
+constexpr char kRollbackHelp[] =
+    "Return from a provisional config now (applied with --confirm-timeout or\n"
+    "--confirm-policy), as its deadline or a failed gate would: the agent\n"
+    "accepts its previous config again and writes back what it overwrote.\n"
+    "GENERATION, when given, must be the pending one.";
 
 }  // namespace
 
@@ -47,12 +53,8 @@ const std::vector<Command>& Commands() {
       {"confirm", "confirm [GENERATION]",
        "Make a provisional config (applied with --confirm-timeout) permanent.", BindConfirm,
        true, "make a provisional config permanent", "confirm 7"},
-      {"rollback", "rollback [GENERATION]",
-       "Return from a provisional config now (applied with --confirm-timeout or\n"
-       "--confirm-policy), as its deadline or a failed gate would: the agent\n"
-       "accepts its previous config again and writes back what it overwrote.\n"
-       "GENERATION, when given, must be the pending one.",
-       BindRollback, true, "return from a provisional config now", "rollback"},
+      {"rollback", "rollback [GENERATION]", kRollbackHelp, BindRollback, true,
+       "return from a provisional config now", "rollback"},
       {"rollout", kRolloutUsage,
        "Apply one config across the fleet, canary first, batches doubling; each\n"
        "node confirms or rolls back by itself; a failure halts. Exit 0: all confirmed.",
