@@ -199,10 +199,36 @@ TEST(StatusTable, ShowsEachPortsQosWithTheManagedFieldsStarred) {
                         "    pfc storm   100 ms\n"
                         "    ecn         np 3, rp 3\n"
                         "    cnp         dscp 48, prio 6\n"
-                        "    dcqcn       1 rate parameter (-o yaml lists them)\n"
+                        "    dcqcn       1 other parameter (-o yaml lists them)\n"
                         "    roce        v2, tos 106 (dscp 26, ecn 2)\n"));
   // Nothing QoS before the agent's first pass.
   EXPECT_THAT(StatusTable(SampleState()), Not(HasSubstr("QoS as read")));
+}
+
+// Each managed config path stars its line and no other: trust with the
+// DSCP table it follows, the CNP's parameters apart from the other DCQCN
+// ones, every ECN and rdma_cm path.
+TEST(StatusTable, QosStarsTheLineOfEachManagedPathOnly) {
+  auto s = SampleState();
+  roced::v1::InterfaceQos q = LosslessPort();
+  q.clear_managed();
+  for (const char* m : {"qos.dscp_to_priority", "qos.dcqcn.cnp_dscp", "qos.ecn.rp_priorities", "roce.default_mode"}) {
+    q.add_managed(m);
+  }
+  *s.add_interface_qos() = q;
+  const std::string t = StatusTable(s);
+  for (const char* starred : {"  * trust ", "  * dscp->prio ", "  * cnp ", "  * ecn ", "  * roce "}) {
+    EXPECT_THAT(t, HasSubstr(starred));
+  }
+  for (const char* plain : {"    mtu ", "    pfc ", "    ets ", "    dcqcn ", "    buffers ", "    dcbx "}) {
+    EXPECT_THAT(t, HasSubstr(plain));
+  }
+  q.clear_managed();
+  q.add_managed("qos.dcqcn.rpg_time_reset");
+  s.clear_interface_qos();
+  *s.add_interface_qos() = q;
+  EXPECT_THAT(StatusTable(s), HasSubstr("  * dcqcn "));
+  EXPECT_THAT(StatusTable(s), HasSubstr("    cnp "));
 }
 
 // A port without DCB says so once; a managed field the node does not

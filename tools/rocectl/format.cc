@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -368,21 +369,30 @@ std::string RoceText(const roced::v1::InterfaceQos& q) {
   return absl::StrJoin(parts, ", ");
 }
 
-// One line of a port's block: what it shows (nullopt: not read), the
-// config paths that make it managed (a path ending in '.' matches every
-// path under it), and the name it goes by in the "not read" line.
+// One line of a port's block: what it shows (nullopt: not read), which
+// config paths make it managed, and the name it goes by in the "not read"
+// line.
 struct QosLine {
   const char* key;
   std::optional<std::string> value;
-  std::vector<const char*> paths;
+  std::function<bool(absl::string_view path)> manages;
   std::string unread_as;
 };
 
+std::function<bool(absl::string_view)> Is(absl::string_view want) {
+  return [want](absl::string_view path) { return path == want; };
+}
+
+std::function<bool(absl::string_view)> Under(absl::string_view prefix) {
+  return [prefix](absl::string_view path) { return absl::StartsWith(path, prefix); };
+}
+
+// The CNP's own parameters, which have their line (the others are counted).
+bool IsCnpParameter(absl::string_view name) { return name == "cnp_dscp" || name == "cnp_802p_prio"; }
+
 bool Managed(const roced::v1::InterfaceQos& q, const QosLine& line) {
   for (const std::string& m : q.managed()) {
-    for (const char* p : line.paths) {
-      if (m == p || (absl::EndsWith(p, ".") && absl::StartsWith(m, p))) return true;
-    }
+    if (line.manages(m)) return true;
   }
   return false;
 }
@@ -405,9 +415,10 @@ std::string CnpText(const roced::v1::InterfaceQos& q) {
   return absl::StrJoin(parts, ", ");
 }
 
-// The CNP parameters have their line; the rest are counted.
-size_t RateParameters(const roced::v1::InterfaceQos& q) {
-  return q.dcqcn().size() - q.dcqcn().count("cnp_dscp") - q.dcqcn().count("cnp_802p_prio");
+size_t OtherDcqcnParameters(const roced::v1::InterfaceQos& q) {
+  size_t n = 0;
+  for (const auto& [name, value] : q.dcqcn()) n += IsCnpParameter(name) ? 0 : 1;
+  return n;
 }
 
 std::vector<QosLine> QosLines(const roced::v1::InterfaceQos& q) {
@@ -421,24 +432,30 @@ std::vector<QosLine> QosLines(const roced::v1::InterfaceQos& q) {
   const std::string pfc_text = absl::StrCat(PriorityList(pfc.priorities()), "  (delay ", pfc.delay(),
                                             pfc.capability() != 0 ? absl::StrCat(", cap ", pfc.capability()) : "", ")");
   const std::string dcbx_text = absl::StrCat(q.dcbx_host() ? "host" : "firmware", q.ets_willing() ? ", willing" : "");
-  const std::string rate_text =
-      absl::StrCat(RateParameters(q), RateParameters(q) == 1 ? " rate parameter" : " rate parameters",
-                   " (-o yaml lists them)");
+  const size_t others = OtherDcqcnParameters(q);
+  const std::string dcqcn_text =
+      absl::StrCat(others, others == 1 ? " other parameter" : " other parameters", " (-o yaml lists them)");
+  auto cnp_path = [](absl::string_view path) {
+    return absl::ConsumePrefix(&path, "qos.dcqcn.") && IsCnpParameter(path);
+  };
+  auto other_dcqcn_path = [](absl::string_view path) {
+    return absl::ConsumePrefix(&path, "qos.dcqcn.") && !IsCnpParameter(path);
+  };
   return {
-      {"mtu", If(q.has_mtu(), absl::StrCat(q.mtu())), {"mtu"}, "mtu"},
-      {"dcbx", If(q.has_dcbx_host(), dcbx_text), {"qos.dcbx_mode"}, dcb_part("dcbx")},
-      {"trust", If(dcb, q.trust() == roced::v1::TRUST_DSCP ? "dscp" : "pcp"), {"qos.dscp_to_priority"}, "dcb"},
-      {"dscp->prio", If(q.has_dscp(), DscpGroups(q.dscp())), {"qos.dscp_to_priority"}, "dcb"},
-      {"pfc", If(q.has_pfc(), pfc_text), {"qos.pfc"}, dcb_part("pfc")},
-      {"ets", If(q.has_ets(), EtsText(q.ets())), {"qos.ets"}, dcb_part("ets")},
-      {"buffers", If(q.has_buffers(), BufferText(q)), {"qos.buffers"}, dcb_part("buffers")},
-      {"pfc storm", If(q.has_pfc_prevention_ms(), PreventionMs(q.pfc_prevention_ms())), {"qos.pfc_prevention"},
+      {"mtu", If(q.has_mtu(), absl::StrCat(q.mtu())), Is("mtu"), "mtu"},
+      {"dcbx", If(q.has_dcbx_host(), dcbx_text), Is("qos.dcbx_mode"), dcb_part("dcbx")},
+      // Trust follows the DSCP table, so the config's trust manages both.
+      {"trust", If(dcb, q.trust() == roced::v1::TRUST_DSCP ? "dscp" : "pcp"), Is("qos.dscp_to_priority"), "dcb"},
+      {"dscp->prio", If(q.has_dscp(), DscpGroups(q.dscp())), Is("qos.dscp_to_priority"), "dcb"},
+      {"pfc", If(q.has_pfc(), pfc_text), Is("qos.pfc"), dcb_part("pfc")},
+      {"ets", If(q.has_ets(), EtsText(q.ets())), Is("qos.ets"), dcb_part("ets")},
+      {"buffers", If(q.has_buffers(), BufferText(q)), Is("qos.buffers"), dcb_part("buffers")},
+      {"pfc storm", If(q.has_pfc_prevention_ms(), PreventionMs(q.pfc_prevention_ms())), Is("qos.pfc_prevention"),
        "pfc storm"},
-      {"ecn", If(q.has_ecn_np() || q.has_ecn_rp(), EcnText(q)), {"qos.ecn."}, "ecn"},
-      {"cnp", If(!CnpText(q).empty(), CnpText(q)), {"qos.dcqcn.cnp_dscp", "qos.dcqcn.cnp_802p_prio"},
-       dcqcn_part("cnp")},
-      {"dcqcn", If(RateParameters(q) > 0, rate_text), {"qos.dcqcn."}, dcqcn_part("dcqcn")},
-      {"roce", If(q.roce_mode() != roced::v1::ROCE_MODE_UNSPECIFIED || q.has_roce_tos(), RoceText(q)), {"roce."},
+      {"ecn", If(q.has_ecn_np() || q.has_ecn_rp(), EcnText(q)), Under("qos.ecn."), "ecn"},
+      {"cnp", If(!CnpText(q).empty(), CnpText(q)), cnp_path, dcqcn_part("cnp")},
+      {"dcqcn", If(others > 0, dcqcn_text), other_dcqcn_path, dcqcn_part("dcqcn")},
+      {"roce", If(q.roce_mode() != roced::v1::ROCE_MODE_UNSPECIFIED || q.has_roce_tos(), RoceText(q)), Under("roce."),
        "roce"},
   };
 }
