@@ -43,7 +43,7 @@ std::shared_ptr<prometheus::Registry> RegistryOf(const DaemonOptions& o) {
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options)
-    : node_(options.paths, options.use_verbs), registry_(RegistryOf(options)) {
+    : node_(options.paths, options.use_verbs, options.dcb_fixture), registry_(RegistryOf(options)) {
   options_ = Complete(std::move(options), node_, registry_);
   agent_ = std::make_unique<Agent>(options_.agent);
   counters_ = std::make_unique<CountersRuntime>(agent_.get(), options_.counters);

@@ -1,5 +1,6 @@
 #include "agent/daemon_options.h"
 
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -113,11 +114,29 @@ absl::StatusOr<MeshRuntimeOptions> MeshOptionsFrom(const Flags& flags) {
   return o;
 }
 
+// --dcb-fixture stands in for a kernel that is not there: with the live
+// /sys the kernel is there, and a DCB view that is not its own would be
+// planned against and shown as the node's.
+absl::Status CheckDcbFixture(const Flags& flags, const hal::Paths& paths) {
+  if (flags.dcb_fixture.empty()) return absl::OkStatus();
+  if (paths.IsLiveSysfs()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dcb-fixture is for a fixture tree: with the live ", paths.sysfs,
+        " the node's DCB state is the kernel's (give --sysfs-root a fixture tree, or drop --dcb-fixture)"));
+  }
+  if (!std::filesystem::is_directory(flags.dcb_fixture)) {
+    return absl::InvalidArgumentError(absl::StrCat("--dcb-fixture ", flags.dcb_fixture, ": not a directory"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<DaemonOptions> DaemonOptionsFromFlags(const Flags& flags) {
   DaemonOptions o;
   o.paths = PathsFrom(flags);
+  RETURN_IF_ERROR(CheckDcbFixture(flags, o.paths));
+  o.dcb_fixture = flags.dcb_fixture;
   o.agent = AgentOptionsFrom(flags);
   ASSIGN_OR_RETURN(o.server, ServerOptionsFrom(flags));
   ASSIGN_OR_RETURN(o.mesh, MeshOptionsFrom(flags));

@@ -25,6 +25,9 @@ struct DaemonOptions {
   hal::Paths paths;
   // Verbs (device contexts, the RDMA probe engine) on the live kernel.
   bool use_verbs = true;
+  // A fixture tree's DCB state from files in this directory
+  // (hal::DcbFixtureFiles) instead of DCB netlink; empty: DCB netlink.
+  std::string dcb_fixture;
   // backends.node_io unset: the NodeBackends' (with everything else in
   // backends); registry unset: one made for the process; paths: `paths`.
   AgentOptions agent;

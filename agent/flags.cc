@@ -30,6 +30,23 @@ void RegisterMeshFlags(Flags* f, util::ArgParser* p) {
                "is RoCE's.");
 }
 
+// Where the node's kernel files are (a fixture tree in tests and demos).
+void RegisterRootFlags(Flags* f, util::ArgParser* p) {
+  p->AddString("sysfs-root", &f->sysfs_root, "DIR",
+               "Root of sysfs. Point it at a fixture tree to run without hardware; libibverbs is "
+               "used only when this is /sys.");
+  p->AddString("procfs-root", &f->procfs_root, "DIR", "Root of procfs.");
+  p->AddString("configfs-root", &f->configfs_root, "DIR",
+               "Root of configfs (rdma_cm default RoCE mode and ToS).");
+  p->AddString("debugfs-root", &f->debugfs_root, "DIR",
+               "Root of debugfs (upstream mlx5 congestion-control parameters).");
+  p->AddString("dcb-fixture", &f->dcb_fixture, "DIR",
+               "With a fixture --sysfs-root only (tests, demos): each netdev's DCB state (PFC, ETS, "
+               "the DSCP app table, buffers, DCBX mode) is read from DIR/<netdev> instead of DCB "
+               "netlink, and writes to it are refused; a netdev without a file has no DCB. The "
+               "format: tests/fixtures/README.md.");
+}
+
 }  // namespace
 
 void RegisterFlags(Flags* f, util::ArgParser* p) {
@@ -94,14 +111,7 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
                "Directory for the agent's persistent state (accepted desired config and its "
                "generation).");
   RegisterMeshFlags(f, p);
-  p->AddString("sysfs-root", &f->sysfs_root, "DIR",
-               "Root of sysfs. Point it at a fixture tree to run without hardware; libibverbs is "
-               "used only when this is /sys.");
-  p->AddString("procfs-root", &f->procfs_root, "DIR", "Root of procfs.");
-  p->AddString("configfs-root", &f->configfs_root, "DIR",
-               "Root of configfs (rdma_cm default RoCE mode and ToS).");
-  p->AddString("debugfs-root", &f->debugfs_root, "DIR",
-               "Root of debugfs (upstream mlx5 congestion-control parameters).");
+  RegisterRootFlags(f, p);
   p->AddString("log-level", &f->log_level, "LEVEL", "One of debug, info, warning, error.");
   p->AddDuration("discovery-interval", &f->discovery_interval, "DUR",
                  "Periodic device re-discovery, the backstop behind netlink events and RDMA "

@@ -29,6 +29,7 @@ struct Flags {
   std::string procfs_root = model::defaults::kProcfsRoot;
   std::string configfs_root = model::defaults::kConfigfsRoot;
   std::string debugfs_root = model::defaults::kDebugfsRoot;
+  std::string dcb_fixture;
   std::string log_level = "info";
   std::string mesh_inventory;
   std::string mesh_dns;

@@ -73,15 +73,16 @@ fi
 
 # Fixture mode: no RDMA hardware on this machine, so the agent reads a
 # checked-in sysfs tree (two ConnectX-like NICs, one in a narrow slot, and a
-# Soft-RoCE device).
+# Soft-RoCE device) and the DCB state of its netdevs from files.
 WORK=$(mktemp -d /tmp/roced-demo.XXXXXX)
-"$BIN/roced" --sysfs-root tests/fixtures/sysfs --config deploy/examples/minimal.yaml \
+"$BIN/roced" --sysfs-root tests/fixtures/sysfs --dcb-fixture tests/fixtures/dcb --config deploy/examples/minimal.yaml \
   --grpc-listen 127.0.0.1:7471 --insecure --metrics-listen 127.0.0.1:9471 \
   --socket "$WORK/roced.sock" --state-dir "$WORK/state" 2>"$WORK/roced.log" &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$WORK"' EXIT
+# Until the agent answers and its first reconcile pass has read each port's QoS.
 for _ in $(seq 1 100); do
-  "$BIN/rocectl" --target 127.0.0.1:7471 --insecure --timeout 1s status >/dev/null 2>&1 && break
+  "$BIN/rocectl" --target 127.0.0.1:7471 --insecure --timeout 1s status 2>/dev/null | grep -q '^QoS as read' && break
   kill -0 $PID 2>/dev/null || { cat "$WORK/roced.log"; exit 1; }
   sleep 0.1
 done

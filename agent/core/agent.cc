@@ -17,6 +17,7 @@
 #include "model/defaults.h"
 #include "model/validate.h"
 #include "reconcile/journal.h"
+#include "reconcile/observed_qos.h"
 #include "reconcile/plan.h"
 #include "util/escape.h"
 #include "util/fs.h"
@@ -317,13 +318,17 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
   if (accepted_.generation() == 0 || accepted_.config().api_version().empty()) {
     roced::v1::ApplyResult nothing_managed;
     nothing_managed.set_success(true);
+    PublishQosLocked();
     return nothing_managed;
   }
   const absl::Time start = absl::Now();
   reconcile::PassResult pass = enforcer_.Enforce(accepted_.config(), published_.Devices(), start);
   reporter_.Report(accepted_.generation(), reason, config_change, pass, start);
+  PublishQosLocked();
   return pass.apply;
 }
+
+void Agent::PublishQosLocked() { published_.SetInterfaceQos(reconcile::ObserveQos(io_, published_.Devices())); }
 
 void Agent::RecordPersist(const absl::Status& status) {
   persist_error_ = status.ok() ? "" : std::string(status.message());

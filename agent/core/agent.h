@@ -235,8 +235,13 @@ class Agent {
                                                             const roced::v1::ConfirmBaseline& baseline,
                                                             roced::v1::ApplyConfigResponse response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // A pass (with a config) and then PublishQosLocked.
   roced::v1::ApplyResult ReconcileLocked(const std::string& reason, bool config_change)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
+  // Every RoCE port's QoS read through the NodeIo and published
+  // (NodeState.interface_qos), config or none: what status shows besides
+  // the managed fields.
+  void PublishQosLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mu_);
   bool NetdevExists(const std::string& netdev) const;
   void RecordConfigError(const std::string& error);
 

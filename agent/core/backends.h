@@ -10,7 +10,8 @@
 //    statistics and DCB (which also drive the PFC watchdog), and diagnose
 //    reads each RoCE netdev's QoS.
 //  - On a fixture tree (any other root: e2e tests, demos): the same
-//    LinuxNodeIo over the tree's files, netdevs are directories under
+//    LinuxNodeIo over the tree's files (and, given a DCB fixture, its DCB
+//    state from files: roced --dcb-fixture), netdevs are directories under
 //    <sysfs>/class/net, and nothing that would reach the running kernel's
 //    devices by name is made (no verbs, ethtool, DCB reads or QoS view).
 // Tests construct the parts they need and fill the fields with fakes.
@@ -48,7 +49,9 @@ struct AgentBackends {
 class NodeBackends {
  public:
   // `use_verbs`: the operator allows libibverbs (roced --no-verbs turns it off).
-  NodeBackends(const hal::Paths& paths, bool use_verbs);
+  // `dcb_fixture` (a fixture tree only; empty: none): the directory the
+  // reconciler's DCB state is read from (hal::DcbFixtureFiles).
+  NodeBackends(const hal::Paths& paths, bool use_verbs, const std::string& dcb_fixture = "");
   NodeBackends(const NodeBackends&) = delete;
   NodeBackends& operator=(const NodeBackends&) = delete;
 

@@ -1,6 +1,10 @@
 #include "agent/core/published_state.h"
 
+#include <set>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
 
 #include "google/protobuf/util/time_util.h"
 #include "roced/version.h"
@@ -9,6 +13,28 @@
 namespace roced::agent {
 
 using google::protobuf::util::TimeUtil;
+
+namespace {
+
+// Two readings of a port with the same values (when they were read aside).
+bool SameValues(roced::v1::InterfaceQos a, roced::v1::InterfaceQos b) {
+  a.clear_observed_at();
+  b.clear_observed_at();
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+}  // namespace
+
+void MarkManaged(const google::protobuf::RepeatedPtrField<roced::v1::FieldStatus>& fields,
+                 roced::v1::InterfaceQos* qos) {
+  qos->clear_managed();
+  const std::string rdma_port = absl::StrCat(qos->rdma_device(), "/", qos->port());
+  std::set<std::string> seen;
+  for (const auto& f : fields) {
+    if (f.object() != qos->netdev() && f.object() != rdma_port) continue;
+    if (seen.insert(f.field()).second) qos->add_managed(f.field());
+  }
+}
 
 PublishedState::PublishedState() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -154,7 +180,23 @@ void PublishedState::SetFields(bool converged, const std::vector<roced::v1::Fiel
   state_.mutable_config()->set_converged(converged);
   state_.clear_fields();
   for (const auto& f : fields) *state_.add_fields() = f;
+  for (auto& q : *state_.mutable_interface_qos()) MarkManaged(state_.fields(), &q);
   Bump();
+}
+
+void PublishedState::SetInterfaceQos(std::vector<roced::v1::InterfaceQos> qos) {
+  const google::protobuf::Timestamp now = TimeUtil::GetCurrentTime();
+  std::lock_guard<std::mutex> lock(mu_);
+  // Every reconcile pass reads the node; only different values are a change.
+  bool same = static_cast<size_t>(state_.interface_qos_size()) == qos.size();
+  for (size_t i = 0; i < qos.size(); ++i) {
+    *qos[i].mutable_observed_at() = now;
+    MarkManaged(state_.fields(), &qos[i]);
+    same = same && SameValues(state_.interface_qos(static_cast<int>(i)), qos[i]);
+  }
+  state_.clear_interface_qos();
+  for (auto& q : qos) *state_.add_interface_qos() = std::move(q);
+  if (!same) Bump();
 }
 
 void PublishedState::Bump() {

@@ -1,6 +1,7 @@
 // The NodeState the agent publishes (GetState, WatchState snapshots, the
 // node metrics, diagnose): discovered devices, the accepted config's status,
-// component health and the field statuses of the last reconcile pass.
+// component health, and the field statuses and every RoCE port's QoS as
+// the last reconcile pass found them.
 //
 // Threads: every method is thread-safe; mu_ is a leaf lock (taken after
 // the agent's reconcile lock, never before it). Writers are the discovery
@@ -20,6 +21,11 @@
 #include "roced/v1/state.pb.h"
 
 namespace roced::agent {
+
+// Sets `qos->managed` to the config paths of `fields` (a pass's field
+// statuses) whose object is the port's netdev or its "rdma_device/port".
+void MarkManaged(const google::protobuf::RepeatedPtrField<roced::v1::FieldStatus>& fields,
+                 roced::v1::InterfaceQos* qos);
 
 class PublishedState {
  public:
@@ -69,6 +75,10 @@ class PublishedState {
   void SetConfirmDeadline(const google::protobuf::Timestamp& deadline);
   // The outcome of a reconcile pass.
   void SetFields(bool converged, const std::vector<roced::v1::FieldStatus>& fields);
+  // The QoS a reconcile pass read of every RoCE port (reconcile::ObserveQos),
+  // stamped now; each port's `managed` follows the fields (SetFields). A
+  // change only when a value differs.
+  void SetInterfaceQos(std::vector<roced::v1::InterfaceQos> qos);
 
  private:
   mutable std::mutex mu_;

@@ -80,23 +80,39 @@ inline constexpr uint8_t kAppSelectorDscp = 5;
 // mode; LLD_MANAGED means an LLDP agent does).
 bool DcbxHostMode(uint8_t dcbx);
 
-class DcbNetlink {
+// One netdev's DCB state, read and written: DcbNetlink on a kernel, and
+// DcbFixtureFiles (dcb_fixture_files.h) for a fixture tree, where no kernel
+// holds the netdevs. Implementations are thread-safe.
+class Dcb {
  public:
+  virtual ~Dcb() = default;
   // UNIMPLEMENTED when the netdev has no DCB support (EOPNOTSUPP), NOT_FOUND
   // when it does not exist.
-  absl::StatusOr<DcbReading> Get(const std::string& ifname) const;
+  virtual absl::StatusOr<DcbReading> Get(const std::string& ifname) const = 0;
 
-  absl::Status SetEts(const std::string& ifname, const DcbEts& ets) const;
-  absl::Status SetPfc(const std::string& ifname, const DcbPfc& pfc) const;
+  virtual absl::Status SetEts(const std::string& ifname, const DcbEts& ets) const = 0;
+  virtual absl::Status SetPfc(const std::string& ifname, const DcbPfc& pfc) const = 0;
   // DCB_ATTR_DCB_BUFFER; total_size is the driver's and not sent.
-  absl::Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) const;
+  virtual absl::Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) const = 0;
   // DCB_CMD_SDCBX: the DCBX mode bits (DCB_CAP_DCBX_*; 0 hands DCBX to the
   // NIC's firmware on mlx5). FAILED_PRECONDITION when the driver refuses.
-  absl::Status SetDcbx(const std::string& ifname, uint8_t mode) const;
+  virtual absl::Status SetDcbx(const std::string& ifname, uint8_t mode) const = 0;
   // Adds application-table entries (DCB_CMD_IEEE_SET with an APP_TABLE).
-  absl::Status AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
+  virtual absl::Status AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const = 0;
   // Deletes entries (DCB_CMD_IEEE_DEL).
-  absl::Status DelApps(const std::string& ifname, const std::vector<DcbApp>& apps) const;
+  virtual absl::Status DelApps(const std::string& ifname, const std::vector<DcbApp>& apps) const = 0;
+};
+
+// Dcb through the kernel's DCB netlink, in the caller's network namespace.
+class DcbNetlink final : public Dcb {
+ public:
+  absl::StatusOr<DcbReading> Get(const std::string& ifname) const override;
+  absl::Status SetEts(const std::string& ifname, const DcbEts& ets) const override;
+  absl::Status SetPfc(const std::string& ifname, const DcbPfc& pfc) const override;
+  absl::Status SetBuffer(const std::string& ifname, const DcbBuffer& buffer) const override;
+  absl::Status SetDcbx(const std::string& ifname, uint8_t mode) const override;
+  absl::Status AddApps(const std::string& ifname, const std::vector<DcbApp>& apps) const override;
+  absl::Status DelApps(const std::string& ifname, const std::vector<DcbApp>& apps) const override;
 };
 
 // What the kernel sends back, parsed from the bytes alone (Get and the

@@ -11,7 +11,7 @@ namespace roced::reconcile {
 InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
   InterfaceObserved o;
   if (auto mtu = link_.Get(t.netdev); mtu.ok()) o.mtu = *mtu;
-  if (auto dcb = dcb_.Get(t.netdev); dcb.ok()) {
+  if (auto dcb = dcb_->Get(t.netdev); dcb.ok()) {
     DscpMap m;
     for (const auto& app : dcb->apps) {
       if (app.selector == hal::kAppSelectorDscp && app.protocol < 64) {
@@ -27,7 +27,10 @@ InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
       o.ets = e;
       o.dcb_willing = dcb->ets->willing;
     }
-    if (dcb->pfc) o.pfc = Pfc{dcb->pfc->pfc_en, dcb->pfc->delay};
+    if (dcb->pfc) {
+      o.pfc = Pfc{dcb->pfc->pfc_en, dcb->pfc->delay};
+      o.pfc_cap = dcb->pfc->pfc_cap;
+    }
     if (dcb->dcbx) o.dcbx_host = hal::DcbxHostMode(*dcb->dcbx);
     if (dcb->buffer) o.buffer = PortBuffer{dcb->buffer->prio2buffer, dcb->buffer->buffer_size, dcb->buffer->total_size};
   } else if (!absl::IsUnimplemented(dcb.status())) {
@@ -63,7 +66,7 @@ absl::Status LinuxNodeIo::SetHugepages(const HugepagePool& pool, uint64_t count)
 absl::Status LinuxNodeIo::SetMtu(const Target& t, uint32_t mtu) { return link_.Set(t.netdev, mtu); }
 
 absl::Status LinuxNodeIo::SetDcbxHost(const Target& t, bool host) {
-  return dcb_.SetDcbx(t.netdev, host ? DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE : 0);
+  return dcb_->SetDcbx(t.netdev, host ? DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE : 0);
 }
 
 absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const DscpMap& want) {
@@ -78,7 +81,7 @@ absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const Ds
   }
   // Add before delete: on mlx5 removing the last DSCP entry drops the
   // port to PCP trust, which a remap must not pass through.
-  if (absl::Status s = dcb_.AddApps(t.netdev, add); !s.ok()) return s;
+  if (absl::Status s = dcb_->AddApps(t.netdev, add); !s.ok()) return s;
   // A remapped DSCP's old entry: mlx5 has already replaced it on add
   // (mlx5e_dcbnl_ieee_setapp deletes the old entry) and refuses to delete
   // it again with ENOENT (mlx5e_dcbnl_ieee_delapp: the priority no longer
@@ -86,32 +89,32 @@ absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const Ds
   // request each, because the kernel stops a multi-entry delete at its
   // first error (dcbnl_ieee_del) and would leave the rest behind.
   for (const hal::DcbApp& old : remapped) {
-    absl::Status s = dcb_.DelApps(t.netdev, {old});
+    absl::Status s = dcb_->DelApps(t.netdev, {old});
     if (!s.ok() && !absl::IsNotFound(s)) return s;
   }
-  return dcb_.DelApps(t.netdev, removed);
+  return dcb_->DelApps(t.netdev, removed);
 }
 
 absl::Status LinuxNodeIo::SetEts(const Target& t, const Ets& want) {
   // Read-modify-write: the attribute carries more than roced manages
   // (willing, CBS, the reco table), which must stay as they are.
-  auto current = dcb_.Get(t.netdev);
+  auto current = dcb_->Get(t.netdev);
   if (!current.ok()) return current.status();
   hal::DcbEts e = current->ets.value_or(hal::DcbEts{});
   e.prio_tc = want.prio_tc;
   e.tc_tx_bw = want.tc_bw;
   e.tc_tsa = want.tsa;
-  return dcb_.SetEts(t.netdev, e);
+  return dcb_->SetEts(t.netdev, e);
 }
 
 absl::Status LinuxNodeIo::SetPfc(const Target& t, const Pfc& want) {
-  auto current = dcb_.Get(t.netdev);
+  auto current = dcb_->Get(t.netdev);
   if (!current.ok()) return current.status();
   hal::DcbPfc p = current->pfc.value_or(hal::DcbPfc{});
   if (on_link_toggle_ && p.pfc_en != want.enabled) on_link_toggle_(t.netdev);
   p.pfc_en = want.enabled;
   p.delay = want.delay;
-  return dcb_.SetPfc(t.netdev, p);
+  return dcb_->SetPfc(t.netdev, p);
 }
 
 absl::Status LinuxNodeIo::SetEcn(const Target& t, hal::EcnRole role, uint8_t from, uint8_t to) {
@@ -173,7 +176,7 @@ std::vector<hal::DcbBuffer> BufferWrites(const hal::DcbBuffer& have, const PortB
 }  // namespace
 
 absl::Status LinuxNodeIo::SetBuffer(const Target& t, const PortBuffer& want) {
-  auto current = dcb_.Get(t.netdev);
+  auto current = dcb_->Get(t.netdev);
   if (!current.ok()) return current.status();
   hal::DcbBuffer b = current->buffer.value_or(hal::DcbBuffer{});
   // The driver refuses a layout larger than the port with a bare EINVAL;
@@ -187,7 +190,7 @@ absl::Status LinuxNodeIo::SetBuffer(const Target& t, const PortBuffer& want) {
   // The sizes are written as asked: the driver keeps them in whole cells
   // (the field's check and comparison know it, fields.cc).
   for (const hal::DcbBuffer& layout : BufferWrites(b, want, current->pfc ? current->pfc->pfc_en : 0)) {
-    if (absl::Status s = dcb_.SetBuffer(t.netdev, layout); !s.ok()) return s;
+    if (absl::Status s = dcb_->SetBuffer(t.netdev, layout); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

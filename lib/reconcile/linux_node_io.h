@@ -5,11 +5,12 @@
 // surface; which field uses which is the field table's business
 // (fields.h), so nothing here switches over fields.
 //
-// Owns its HAL objects (the netlink sockets of LinkMtu and DcbNetlink
+// Owns its HAL objects (the netlink sockets of LinkMtu and the Dcb
 // among them). Used from one thread at a time, as NodeIo says.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "hal/congestion_files.h"
@@ -29,8 +30,13 @@ class LinuxNodeIo : public NodeIo {
   // that mlx5 answers with a link toggle (a pfc_en change:
   // mlx5e_dcbnl_ieee_setpfc), so the carrier changes it causes are not
   // taken for flaps. Called on the applying thread; must be thread-safe.
-  explicit LinuxNodeIo(hal::Paths paths, std::function<void(const std::string& netdev)> on_link_toggle = {})
-      : ecn_(paths),
+  // `dcb` (null: DCB netlink) is where DCB state is read and written: a
+  // fixture tree's files (hal::DcbFixtureFiles) where no kernel holds the
+  // netdevs.
+  explicit LinuxNodeIo(hal::Paths paths, std::function<void(const std::string& netdev)> on_link_toggle = {},
+                       std::unique_ptr<hal::Dcb> dcb = nullptr)
+      : dcb_(dcb != nullptr ? std::move(dcb) : std::make_unique<hal::DcbNetlink>()),
+        ecn_(paths),
         congestion_(paths),
         rdma_cm_(paths),
         hugepages_(std::move(paths)),
@@ -55,7 +61,7 @@ class LinuxNodeIo : public NodeIo {
 
  private:
   hal::LinkMtu link_;
-  hal::DcbNetlink dcb_;
+  std::unique_ptr<hal::Dcb> dcb_;
   hal::EcnFiles ecn_;
   hal::CongestionFiles congestion_;
   hal::EthtoolTunable tunable_;

@@ -77,6 +77,8 @@ struct InterfaceObserved {
   // willing bit, i.e. the port takes its DCB settings from the switch.
   // (mlx5 never reports it: mlx5e_dcbnl_ieee_getets leaves it 0.)
   std::optional<bool> dcb_willing;
+  // Observed only: how many priorities may have PFC at once (pfc_cap).
+  std::optional<uint8_t> pfc_cap;
   // Who runs DCBX (getdcbx's DCB_CAP_DCBX_HOST bit): true host, false the
   // NIC's firmware (or an LLDP agent: LLD_MANAGED); nullopt when the driver
   // reports no mode. In firmware mode the DCB fields (DSCP map, ETS, PFC,

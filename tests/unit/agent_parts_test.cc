@@ -196,6 +196,51 @@ TEST(PublishedState, VersionMovesWithEveryVisibleChangeOnly) {
   moved("a field's observed value");
 }
 
+// Each RoCE port's QoS is published with the config paths the pass's
+// fields manage on it (by netdev for netdev fields, "device/port" for the
+// RDMA port's); a pass that reads the same values again moves nothing, a
+// value that changed moves the version.
+TEST(PublishedState, InterfaceQosMarksManagedFieldsAndMovesOnlyWhenAValueChanges) {
+  PublishedState state;
+  roced::v1::InterfaceQos q;
+  q.set_netdev("ens1f0");
+  q.set_rdma_device("mlx5_0");
+  q.set_port(1);
+  q.mutable_pfc()->add_priorities(3);
+  (*q.mutable_dcqcn())["cnp_dscp"] = 48;
+  (*q.mutable_dcqcn())["rpg_time_reset"] = 300;
+  uint64_t v = state.Version();
+  state.SetInterfaceQos({q});
+  EXPECT_GT(state.Version(), v);
+  ASSERT_EQ(state.Snapshot().interface_qos_size(), 1);
+  EXPECT_TRUE(state.Snapshot().interface_qos(0).has_observed_at());
+  EXPECT_TRUE(state.Snapshot().interface_qos(0).managed().empty());
+  v = state.Version();
+  state.SetInterfaceQos({q});
+  EXPECT_EQ(state.Version(), v) << "the same values read again (every pass reads them)";
+
+  auto field = [](const std::string& object, const std::string& path) {
+    roced::v1::FieldStatus f;
+    f.set_object(object);
+    f.set_field(path);
+    return f;
+  };
+  state.SetFields(true, {field("ens1f0", "mtu"), field("mlx5_0/1", "roce.default_tos"), field("eth0", "qos.pfc"),
+                         field("mlx5_1/1", "roce.default_mode")});
+  EXPECT_THAT(state.Snapshot().interface_qos(0).managed(), ::testing::ElementsAre("mtu", "roce.default_tos"));
+  v = state.Version();
+  state.SetInterfaceQos({q});
+  EXPECT_EQ(state.Version(), v);
+  EXPECT_THAT(state.Snapshot().interface_qos(0).managed(), ::testing::ElementsAre("mtu", "roce.default_tos"))
+      << "a new reading keeps what the fields manage";
+  q.mutable_pfc()->add_priorities(4);
+  state.SetInterfaceQos({q});
+  EXPECT_GT(state.Version(), v) << "PFC changed on the node";
+  EXPECT_EQ(state.Snapshot().interface_qos(0).pfc().priorities_size(), 2);
+  state.SetFields(true, {});
+  EXPECT_TRUE(state.Snapshot().interface_qos(0).managed().empty()) << "a config that manages nothing here";
+}
+
 // The agent's threads that follow the state sleep until a listener wakes
 // them (issue 16): every version change calls every listener, once; a
 // removed one is not called again.
@@ -661,6 +706,29 @@ TEST(MeshRuntime, MembersFromADnsNameAndTheirDescribe) {
   EXPECT_EQ(r.peers(0).address(), "10.0.0.2:7471");
   EXPECT_EQ(r.peers(0).tor(), "tor-q");
   EXPECT_TRUE(r.peers(0).reachable());
+}
+
+// --dcb-fixture stands in for a kernel that is not there: with the live
+// /sys (the default) it is refused before anything starts, naming the flag;
+// with a fixture tree it must name a directory.
+TEST(DaemonOptions, DcbFixtureOnlyWithAFixtureTreeAndADirectory) {
+  const std::string dir = test_util::MakeTempDir("roced-dcbfix");
+  Flags flags;
+  flags.dcb_fixture = dir;
+  absl::StatusOr<DaemonOptions> live = DaemonOptionsFromFlags(flags);
+  ASSERT_FALSE(live.ok());
+  EXPECT_EQ(live.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(live.status().message(), testing::HasSubstr("--dcb-fixture is for a fixture tree"));
+  flags.sysfs_root = std::string(ROCED_FIXTURES) + "/sysfs";
+  flags.dcb_fixture = dir + "/none";
+  absl::StatusOr<DaemonOptions> missing = DaemonOptionsFromFlags(flags);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), testing::HasSubstr("--dcb-fixture " + dir + "/none: not a directory"));
+  flags.dcb_fixture = dir;
+  absl::StatusOr<DaemonOptions> fixture = DaemonOptionsFromFlags(flags);
+  ASSERT_TRUE(fixture.ok()) << fixture.status();
+  EXPECT_EQ(fixture->dcb_fixture, dir);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MeshRuntime, DnsFlagParsedOrRefusedNamingIt) {

@@ -375,6 +375,52 @@ TEST_F(AgentReconcileTest, DriftIsCorrectedInEnforceModeAndReported) {
   EXPECT_TRUE(agent_->State().config().converged());
 }
 
+// Status shows every RoCE port's QoS (the fixture tree's four) as the node
+// has it, with no config and with one that manages only eth0's MTU: PFC,
+// trust and the DSCP map it does not manage are still shown, as observed,
+// and follow the node when it changes.
+TEST_F(AgentReconcileTest, EveryRocePortsQosIsPublishedWhetherOrNotTheConfigManagesIt) {
+  io_.Update("eth0", [](reconcile::InterfaceObserved& o) {
+    o.dscp = reconcile::DscpMap{{26, 3}};
+    o.pfc = reconcile::Pfc{1 << 3, 0};
+  });
+  auto qos_of = [this](const std::string& netdev) {
+    const roced::v1::NodeState state = agent_->State();
+    for (const auto& q : state.interface_qos()) {
+      if (q.netdev() == netdev) return q;
+    }
+    ADD_FAILURE() << netdev << " not in interface_qos";
+    return roced::v1::InterfaceQos();
+  };
+  agent_->Reconcile("no config yet");
+  std::set<std::string> ports;
+  const roced::v1::NodeState state = agent_->State();
+  for (const auto& q : state.interface_qos()) ports.insert(q.rdma_device() + "/" + q.netdev());
+  EXPECT_EQ(ports, (std::set<std::string>{"mlx5_0/ens1f0", "mlx5_1/ens1f1", "mlx5_2/ens2f0", "rxe0/eth0"}));
+  EXPECT_THAT(qos_of("eth0").pfc().priorities(), ::testing::ElementsAre(3));
+  EXPECT_EQ(qos_of("eth0").trust(), roced::v1::TRUST_DSCP);
+  EXPECT_TRUE(qos_of("eth0").managed().empty());
+
+  ASSERT_TRUE(Apply("interfaces:\n  - match: {netdev: eth0}\n    mtu: 4200\n").ok());
+  EXPECT_THAT(qos_of("eth0").managed(), ::testing::ElementsAre("mtu"));
+  EXPECT_EQ(qos_of("eth0").mtu(), 4200u);
+  EXPECT_THAT(qos_of("eth0").pfc().priorities(), ::testing::ElementsAre(3));
+  EXPECT_EQ(qos_of("eth0").dscp().dscp_to_priority().at(26), 3u);
+
+  // Someone runs `dcb pfc set dev eth0 prio-pfc 3:off 4:on` and deletes the
+  // DSCP entry: nothing to correct (unmanaged), but status follows.
+  io_.Update("eth0", [](reconcile::InterfaceObserved& o) {
+    o.dscp = reconcile::DscpMap{};
+    o.pfc = reconcile::Pfc{1 << 4, 0};
+  });
+  const uint64_t version = agent_->StateVersion();
+  agent_->Reconcile("periodic");
+  EXPECT_GT(agent_->StateVersion(), version);
+  EXPECT_THAT(qos_of("eth0").pfc().priorities(), ::testing::ElementsAre(4));
+  EXPECT_EQ(qos_of("eth0").trust(), roced::v1::TRUST_PCP);
+  EXPECT_EQ(io_.Writes(), 1) << "only the MTU was written";
+}
+
 TEST_F(AgentReconcileTest, DriftIsOnlyReportedInObserveMode) {
   ASSERT_TRUE(Apply(std::string("mode: observe\n") + kPfc3).ok());
   // Observe mode accepted the config without writing anything.

@@ -11,16 +11,20 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hal/dcb_fixture_files.h"
 #include "hal/dcb_netlink.h"
 #include "hal/ethtool_stats.h"
 #include "hal/hugepage_pools.h"
 #include "hal/link_monitor.h"
 #include "hal/sysfs_discovery.h"
+#include "test_util.h"
 
 namespace roced::hal {
 namespace {
@@ -324,6 +328,100 @@ TEST(SysfsText, PhysStateNameAndPciAddress) {
   EXPECT_TRUE(LooksLikePciBdf("10000:01:00.7"));  // VMD domain
   EXPECT_FALSE(LooksLikePciBdf("0000:3b:00.8"));
   EXPECT_FALSE(LooksLikePciBdf("mlx5_core.sf.2"));
+}
+
+// A DCB fixture file (roced --dcb-fixture) reads as the DcbReading that
+// DCB_CMD_IEEE_GET would give for the same state.
+TEST(DcbFixture, ReadsEveryKeyAsTheKernelWouldReportIt) {
+  auto r = ParseDcbFixture(
+      "# ens1f0 after lossless-prio3\n"
+      "dcbx: host ieee\n"
+      "ets.willing: 1\n"
+      "ets.prio_tc: 0 0 0 1 0 0 0 0\n"
+      "ets.tc_bw: 50 50 0 0 0 0 0 0\n"
+      "ets.tsa: ets ets strict strict strict cbs vendor 255\n"
+      "pfc.cap: 8\n"
+      "pfc.enabled: 3 4   # two lossless classes\n"
+      "pfc.delay: 7\n"
+      "app.dscp: 26:3 48:6\n"
+      "buffer.prio2buffer: 0 0 0 1 0 0 0 0\n"
+      "buffer.size: 130944 130944 0 0 0 0 0 0\n"
+      "buffer.total: 1048576\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->dcbx, std::optional<uint8_t>(DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE));
+  EXPECT_TRUE(DcbxHostMode(*r->dcbx));
+  ASSERT_TRUE(r->ets.has_value());
+  EXPECT_TRUE(r->ets->willing);
+  EXPECT_THAT(r->ets->prio_tc, ElementsAre(0, 0, 0, 1, 0, 0, 0, 0));
+  EXPECT_THAT(r->ets->tc_tx_bw, ElementsAre(50, 50, 0, 0, 0, 0, 0, 0));
+  EXPECT_THAT(r->ets->tc_tsa, ElementsAre(IEEE_8021QAZ_TSA_ETS, IEEE_8021QAZ_TSA_ETS, IEEE_8021QAZ_TSA_STRICT,
+                                          IEEE_8021QAZ_TSA_STRICT, IEEE_8021QAZ_TSA_STRICT,
+                                          IEEE_8021QAZ_TSA_CB_SHAPER, IEEE_8021QAZ_TSA_VENDOR, 255));
+  ASSERT_TRUE(r->pfc.has_value());
+  EXPECT_EQ(r->pfc->pfc_cap, 8);
+  EXPECT_EQ(r->pfc->pfc_en, (1 << 3) | (1 << 4));
+  EXPECT_EQ(r->pfc->delay, 7);
+  EXPECT_THAT(r->apps, ElementsAre(DcbApp{kAppSelectorDscp, 3, 26}, DcbApp{kAppSelectorDscp, 6, 48}));
+  ASSERT_TRUE(r->buffer.has_value());
+  EXPECT_THAT(r->buffer->prio2buffer, ElementsAre(0, 0, 0, 1, 0, 0, 0, 0));
+  EXPECT_EQ(r->buffer->buffer_size[1], 130944u);
+  EXPECT_EQ(r->buffer->total_size, 1048576u);
+}
+
+// A key left out is an attribute the driver does not report; an empty
+// priority list is PFC off; an empty app table is PCP trust.
+TEST(DcbFixture, KeysLeftOutAreAttributesTheDriverDoesNotReport) {
+  auto r = ParseDcbFixture("pfc.enabled:\napp.dscp:\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->pfc.has_value());
+  EXPECT_EQ(r->pfc->pfc_en, 0);
+  EXPECT_TRUE(r->apps.empty());
+  EXPECT_FALSE(r->ets.has_value());
+  EXPECT_FALSE(r->buffer.has_value());
+  EXPECT_FALSE(r->dcbx.has_value());
+}
+
+TEST(DcbFixture, RefusesWhatIsNotTheFormatNamingTheLine) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"pfc.enabled: 3\npfc.enabled: 4\n", "line 2: pfc.enabled given twice"},
+      {"ets.prio_tc: 0 0 0 1\n", "line 1: ets.prio_tc: 8 values wanted, got 4"},
+      {"\n\nets.prio_tc: 0 0 0 8 0 0 0 0\n", "line 3: ets.prio_tc: '8' is not a number 0-7"},
+      {"ets.tsa: ets ets wfq strict strict strict strict strict\n", "'wfq' is not strict, cbs, ets, vendor"},
+      {"app.dscp: 64:3\n", "line 1: app.dscp: '64:3' is not DSCP:PRIORITY (0-63:0-7)"},
+      {"pfc.enabled: 8\n", "'8' is not a number 0-7"},
+      {"dcbx: host firmware\n", "'firmware' is not host, lld_managed, cee, ieee or static"},
+      {"pfc.prio: 3\n", "line 1: pfc.prio: unknown key"},
+      {"trust: dscp\n", "line 1: trust: unknown key (dcbx, ets.*, pfc.*, app.dscp, buffer.*)"},
+      {"pfc.enabled 3\n", "line 1: 'key: value' wanted"},
+  };
+  for (const auto& [text, message] : bad) {
+    auto r = ParseDcbFixture(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr(message)) << text;
+  }
+}
+
+// Read on every Get (a test edits the file to change the node); a netdev
+// without a file has no DCB (as veth); writes are refused, the fixture is
+// the test's.
+TEST(DcbFixtureFiles, ReadsTheFileEachTimeAndRefusesWrites) {
+  const std::string dir = roced::test_util::MakeTempDir("roced-dcbfix");
+  DcbFixtureFiles dcb(dir);
+  EXPECT_EQ(dcb.Get("ens1f0").status().code(), absl::StatusCode::kUnimplemented);
+  std::ofstream(dir + "/ens1f0") << "pfc.enabled: 3\n";
+  ASSERT_TRUE(dcb.Get("ens1f0").ok());
+  EXPECT_EQ(dcb.Get("ens1f0")->pfc->pfc_en, 1 << 3);
+  std::ofstream(dir + "/ens1f0") << "pfc.enabled: 4\n";
+  EXPECT_EQ(dcb.Get("ens1f0")->pfc->pfc_en, 1 << 4);
+  std::ofstream(dir + "/ens1f0") << "pfc.enabled: 9\n";
+  EXPECT_THAT(std::string(dcb.Get("ens1f0").status().message()),
+              ::testing::HasSubstr(dir + "/ens1f0: line 1: pfc.enabled"));
+  absl::Status w = dcb.SetPfc("ens1f0", DcbPfc{});
+  EXPECT_EQ(w.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(w.message()), ::testing::HasSubstr("is read-only"));
+  EXPECT_EQ(dcb.AddApps("ens1f0", {}).code(), absl::StatusCode::kFailedPrecondition);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_split.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace roced::ctl {
@@ -145,6 +146,160 @@ TEST(StatusTable, ShowsTheAgentsWarningsAndWhoAppliedTheConfig) {
   const std::string t = StatusTable(s);
   EXPECT_THAT(t, HasSubstr("  ! gRPC on 127.0.0.1:7471 is plaintext and unauthenticated (--insecure)"));
   EXPECT_THAT(t, HasSubstr("Config:  generation 4 from gRPC (controller.example), mode"));
+}
+
+// A lossless-prio3 port as mlx5 reports it, of which the config manages
+// only the MTU.
+roced::v1::InterfaceQos LosslessPort() {
+  roced::v1::InterfaceQos q;
+  q.set_netdev("ens1f0");
+  q.set_rdma_device("mlx5_0");
+  q.set_port(1);
+  q.add_managed("mtu");
+  q.set_mtu(9000);
+  q.set_dcbx_host(true);
+  q.set_trust(roced::v1::TRUST_DSCP);
+  (*q.mutable_dscp()->mutable_dscp_to_priority())[26] = 3;
+  (*q.mutable_dscp()->mutable_dscp_to_priority())[48] = 6;
+  q.mutable_pfc()->add_priorities(3);
+  q.mutable_pfc()->set_capability(8);
+  for (uint32_t v : {0, 0, 0, 1, 0, 0, 0, 0}) q.mutable_ets()->add_priority_to_tc(v);
+  for (uint32_t v : {50, 50, 0, 0, 0, 0, 0, 0}) q.mutable_ets()->add_tc_bandwidth(v);
+  for (uint32_t v : {2, 2, 0, 0, 0, 0, 0, 0}) q.mutable_ets()->add_tsa(v);
+  q.set_ets_willing(false);
+  for (uint32_t v : {0, 0, 0, 1, 0, 0, 0, 0}) q.mutable_buffers()->add_priority_to_buffer(v);
+  for (uint32_t v : {130944, 130944, 0, 0, 0, 0, 0, 0}) q.mutable_buffers()->add_size_bytes(v);
+  q.set_buffer_total_bytes(1048576);
+  q.set_pfc_prevention_ms(100);
+  q.mutable_ecn_np()->add_priorities(3);
+  q.mutable_ecn_rp()->add_priorities(3);
+  (*q.mutable_dcqcn())["cnp_dscp"] = 48;
+  (*q.mutable_dcqcn())["cnp_802p_prio"] = 6;
+  (*q.mutable_dcqcn())["rpg_time_reset"] = 300;
+  q.set_roce_mode(roced::v1::ROCE_MODE_V2);
+  q.set_roce_tos(106);
+  return q;
+}
+
+// Status shows every RoCE port's QoS as mlnx_qos -i would, one line a
+// value, the managed ones starred, the rest observed only.
+TEST(StatusTable, ShowsEachPortsQosWithTheManagedFieldsStarred) {
+  auto s = SampleState();
+  *s.add_interface_qos() = LosslessPort();
+  EXPECT_THAT(StatusTable(s),
+              HasSubstr("\nQoS as read from the node (* the config manages it; the rest is observed only):\n"
+                        "ens1f0 (mlx5_0 port 1)\n"
+                        "  * mtu         9000\n"
+                        "    dcbx        host\n"
+                        "    trust       dscp\n"
+                        "    dscp->prio  26->3 48->6\n"
+                        "    pfc         3  (delay 0, cap 8)\n"
+                        "    ets         prio->tc 0 0 0 1 0 0 0 0; tc0-1 ets 50%, tc2-7 strict\n"
+                        "    buffers     prio->buf 0 0 0 1 0 0 0 0; bytes 130944 130944 of 1048576\n"
+                        "    pfc storm   100 ms\n"
+                        "    ecn         np 3, rp 3\n"
+                        "    cnp         dscp 48, prio 6\n"
+                        "    dcqcn       1 other parameter (-o yaml lists them)\n"
+                        "    roce        v2, tos 106 (dscp 26, ecn 2)\n"));
+  // Nothing QoS before the agent's first pass.
+  EXPECT_THAT(StatusTable(SampleState()), Not(HasSubstr("QoS as read")));
+}
+
+// Each managed config path stars its line and no other: trust with the
+// DSCP table it follows, the CNP's parameters apart from the other DCQCN
+// ones, every ECN and rdma_cm path.
+TEST(StatusTable, QosStarsTheLineOfEachManagedPathOnly) {
+  auto s = SampleState();
+  roced::v1::InterfaceQos q = LosslessPort();
+  q.clear_managed();
+  for (const char* m : {"qos.dscp_to_priority", "qos.dcqcn.cnp_dscp", "qos.ecn.rp_priorities", "roce.default_mode"}) {
+    q.add_managed(m);
+  }
+  *s.add_interface_qos() = q;
+  const std::string t = StatusTable(s);
+  for (const char* starred : {"  * trust ", "  * dscp->prio ", "  * cnp ", "  * ecn ", "  * roce "}) {
+    EXPECT_THAT(t, HasSubstr(starred));
+  }
+  for (const char* plain : {"    mtu ", "    pfc ", "    ets ", "    dcqcn ", "    buffers ", "    dcbx "}) {
+    EXPECT_THAT(t, HasSubstr(plain));
+  }
+  q.clear_managed();
+  q.add_managed("qos.dcqcn.rpg_time_reset");
+  s.clear_interface_qos();
+  *s.add_interface_qos() = q;
+  EXPECT_THAT(StatusTable(s), HasSubstr("  * dcqcn "));
+  EXPECT_THAT(StatusTable(s), HasSubstr("    cnp "));
+}
+
+// A port without DCB says so once; a managed field the node does not
+// report keeps its line, starred, "(not read)".
+TEST(StatusTable, QosNamesWhatWasNotReadAndKeepsManagedFieldsThatWerent) {
+  auto s = SampleState();
+  roced::v1::InterfaceQos q;
+  q.set_netdev("eth0");
+  q.set_rdma_device("rxe0");
+  q.set_port(1);
+  q.set_mtu(1500);
+  q.add_managed("qos.pfc");
+  q.add_managed("roce.default_tos");
+  q.set_roce_mode(roced::v1::ROCE_MODE_V2);
+  q.set_roce_tos(0);
+  for (const char* u : {"dcb", "pfc_prevention", "ecn_np", "ecn_rp", "dcqcn"}) q.add_unread(u);
+  *s.add_interface_qos() = q;
+  EXPECT_THAT(StatusTable(s), HasSubstr("eth0 (rxe0 port 1)\n"
+                                        "    mtu         1500\n"
+                                        "  * pfc         (not read)\n"
+                                        "  * roce        v2, tos 0 (dscp 0, ecn 0)\n"
+                                        "    not read    dcb, pfc storm, ecn, dcqcn\n"));
+}
+
+// The DSCP table is grouped by priority with ranges (mlx5 fills all 64
+// entries under DSCP trust), wrapped within 80 columns; ETS classes alike
+// are one range; PFC off says "none"; every line fits 80 columns.
+TEST(StatusTable, QosGroupsTheDscpTableByPriorityWithinEightyColumns) {
+  auto s = SampleState();
+  roced::v1::InterfaceQos q = LosslessPort();
+  q.clear_managed();
+  auto* dscp = q.mutable_dscp()->mutable_dscp_to_priority();
+  for (uint32_t d = 0; d < 64; ++d) (*dscp)[d] = d >> 3;
+  (*dscp)[26] = 5;
+  q.mutable_pfc()->clear_priorities();
+  q.clear_ets();
+  for (uint32_t v : {1, 0, 2, 3, 4, 5, 6, 7}) q.mutable_ets()->add_priority_to_tc(v);
+  for (int k = 0; k < 8; ++k) q.mutable_ets()->add_tc_bandwidth(0);
+  for (int k = 0; k < 8; ++k) q.mutable_ets()->add_tsa(255);
+  *s.add_interface_qos() = q;
+  const std::string t = StatusTable(s);
+  EXPECT_THAT(t, HasSubstr("    dscp->prio  0-7->0 8-15->1 16-23->2 24,25,27-31->3 32-39->4 26,40-47->5\n"
+                           "                48-55->6 56-63->7\n"));
+  EXPECT_THAT(t, HasSubstr("    pfc         none  (delay 0, cap 8)\n"));
+  EXPECT_THAT(t, HasSubstr("    ets         prio->tc 1 0 2 3 4 5 6 7; tc0-7 vendor\n"));
+  EXPECT_THAT(t, Not(HasSubstr("\n  * ")));
+  const size_t qos = t.find("QoS as read");
+  for (absl::string_view line : absl::StrSplit(t.substr(qos, t.find("\nWarnings:") - qos), '\n')) {
+    EXPECT_LE(line.size(), 80u) << line;
+  }
+}
+
+// -o json and -o yaml carry the same data: each port's values, what the
+// config manages and what was not read.
+TEST(Output, JsonAndYamlCarryEachPortsQos) {
+  auto s = SampleState();
+  *s.add_interface_qos() = LosslessPort();
+  s.mutable_interface_qos(0)->add_unread("ecn_rp");
+  YAML::Node y = YAML::Load(ToYaml(s));
+  const YAML::Node q = y["interfaceQos"][0];
+  EXPECT_EQ(q["netdev"].as<std::string>(), "ens1f0");
+  EXPECT_EQ(q["managed"][0].as<std::string>(), "mtu");
+  EXPECT_EQ(q["unread"][0].as<std::string>(), "ecn_rp");
+  EXPECT_EQ(q["trust"].as<std::string>(), "TRUST_DSCP");
+  EXPECT_EQ(q["dscp"]["dscpToPriority"]["26"].as<int>(), 3);
+  EXPECT_EQ(q["pfc"]["priorities"][0].as<int>(), 3);
+  EXPECT_EQ(q["ets"]["tcBandwidth"][1].as<int>(), 50);
+  EXPECT_EQ(q["bufferTotalBytes"].as<int>(), 1048576);
+  EXPECT_EQ(q["dcqcn"]["cnp_dscp"].as<std::string>(), "48");
+  EXPECT_EQ(q["roceTos"].as<int>(), 106);
+  EXPECT_THAT(ToJson(s), HasSubstr("\"interfaceQos\": ["));
 }
 
 TEST(Output, JsonIsProto3MappingAndYamlIsTheSameDocument) {

@@ -14,7 +14,7 @@ namespace roced::ctl {
 
 namespace {
 
-// The longest usage and help, kept out of the table so that it reads as one.
+// The longest usage and summaries, kept out of the table so that it reads as one.
 constexpr char kRolloutUsage[] =
     "rollout -f FILE (--targets FILE | --dns NAME[:PORT]) [--canary N] [--max-unavailable N|P%] "
     "[--on-failure pause|rollback] [--confirm-policy SPEC|FILE] [--probe-peers N] [--state FILE]\n"
@@ -26,18 +26,23 @@ constexpr char kRollbackHelp[] =
     "accepts its previous config again and writes back what it overwrote.\n"
     "GENERATION, when given, must be the pending one.";
 
+constexpr char kStatusSummary[] =
+    "The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
+    "GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
+    "switches heard over LLDP, the QoS of every RoCE port as read from the\n"
+    "node whether or not the config manages it (DCBX, trust, DSCP map by\n"
+    "priority, PFC, ETS, buffers, PFC storm, ECN, CNP, RoCE mode and ToS;\n"
+    "* marks what the config manages), the accepted config (desired vs\n"
+    "observed per field) and agent health. -o json|yaml: the same data\n"
+    "(NodeState; interfaceQos per port, its `managed` config paths).";
+
 }  // namespace
 
 // Each summary is what a first reader needs; the whole story of each
 // command is in docs/api.md, which the help pages point to.
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"status", "status",
-       "The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"
-       "GID table with RoCE v1/v2 types, PCIe link (degraded links flagged),\n"
-       "switches heard over LLDP, the accepted config (desired vs observed\n"
-       "per field) and agent health.",
-       BindStatus, true, "the node: devices, ports, GIDs, PCIe, config, health",
+      {"status", "status", kStatusSummary, BindStatus, true, "the node: devices, ports, GIDs, QoS of each port, config",
        "--target 10.0.0.11:7471 -o json status"},
       {"get", "get config", "The config in force as NodeConfig YAML that `rocectl apply -f` takes back.", BindGet,
        true, "the config in force, as YAML that apply takes back", "get config > node.yaml"},

@@ -5,11 +5,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "model/confirm_policy.h"
@@ -275,6 +280,234 @@ std::string SwitchesSection(const roced::v1::NodeState& state) {
   return absl::StrCat("\nSwitches (LLDP):\n", t.Render());
 }
 
+// --- QoS of each RoCE port ---------------------------------------------
+
+// "0-7,26,27": three or more consecutive values as a range.
+std::string Ranges(const std::vector<uint32_t>& sorted) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (j >= i + 2) {
+      parts.push_back(absl::StrCat(sorted[i], "-", sorted[j]));
+    } else {
+      for (size_t k = i; k <= j; ++k) parts.push_back(absl::StrCat(sorted[k]));
+    }
+    i = j + 1;
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+std::string PriorityList(const google::protobuf::RepeatedField<uint32_t>& prios) {
+  if (prios.empty()) return "none";
+  return Ranges({prios.begin(), prios.end()});
+}
+
+// The DSCP app table grouped by priority: "24-25,27-31->3 26->5".
+std::string DscpGroups(const roced::v1::DscpMapValue& map) {
+  std::map<uint32_t, std::vector<uint32_t>> by_prio;
+  for (const auto& [dscp, prio] : map.dscp_to_priority()) by_prio[prio].push_back(dscp);
+  if (by_prio.empty()) return "none";
+  std::vector<std::string> groups;
+  for (auto& [prio, dscps] : by_prio) {
+    std::sort(dscps.begin(), dscps.end());
+    groups.push_back(absl::StrCat(Ranges(dscps), "->", prio));
+  }
+  return absl::StrJoin(groups, " ");
+}
+
+std::string KernelTsaName(uint32_t tsa) {
+  switch (tsa) {
+    case 0: return "strict";
+    case 1: return "cbs";
+    case 2: return "ets";
+    case 255: return "vendor";
+    default: return absl::StrCat("tsa ", tsa);
+  }
+}
+
+// "prio->tc 0 0 0 1 0 0 0 0; tc0-1 ets 50%, tc2-7 strict": neighbouring
+// classes alike are one range; a bandwidth only where the class is ETS.
+std::string EtsText(const roced::v1::EtsValue& e) {
+  std::vector<std::string> classes;
+  const int n = std::min(e.tsa_size(), e.tc_bandwidth_size());
+  for (int i = 0; i < n;) {
+    auto text = [&](int k) {
+      return e.tsa(k) == 2 ? absl::StrCat("ets ", e.tc_bandwidth(k), "%") : KernelTsaName(e.tsa(k));
+    };
+    int j = i;
+    while (j + 1 < n && text(j + 1) == text(i)) ++j;
+    classes.push_back(absl::StrCat("tc", i, j == i ? "" : absl::StrCat("-", j), " ", text(i)));
+    i = j + 1;
+  }
+  return absl::StrCat("prio->tc ", absl::StrJoin(e.priority_to_tc(), " "), "; ", absl::StrJoin(classes, ", "));
+}
+
+// "prio->buf 0 0 0 1 0 0 0 0; bytes 130944 130944 of 1048576": the sizes
+// up to the last buffer that has one.
+std::string BufferText(const roced::v1::InterfaceQos& q) {
+  std::vector<uint32_t> sizes(q.buffers().size_bytes().begin(), q.buffers().size_bytes().end());
+  while (sizes.size() > 1 && sizes.back() == 0) sizes.pop_back();
+  return absl::StrCat("prio->buf ", absl::StrJoin(q.buffers().priority_to_buffer(), " "), "; bytes ",
+                      absl::StrJoin(sizes, " "),
+                      q.has_buffer_total_bytes() ? absl::StrCat(" of ", q.buffer_total_bytes()) : "");
+}
+
+std::string PreventionMs(uint32_t ms) {
+  if (ms == 0) return "off";
+  if (ms == 0xffff) return "auto";
+  return absl::StrCat(ms, " ms");
+}
+
+std::string RoceText(const roced::v1::InterfaceQos& q) {
+  std::vector<std::string> parts;
+  if (q.roce_mode() == roced::v1::ROCE_MODE_V2) parts.push_back("v2");
+  if (q.roce_mode() == roced::v1::ROCE_MODE_V1) parts.push_back("v1");
+  if (q.has_roce_tos()) {
+    parts.push_back(absl::StrCat("tos ", q.roce_tos(), " (dscp ", q.roce_tos() >> 2, ", ecn ", q.roce_tos() & 3, ")"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// One line of a port's block: what it shows (nullopt: not read), which
+// config paths make it managed, and the name it goes by in the "not read"
+// line.
+struct QosLine {
+  const char* key;
+  std::optional<std::string> value;
+  std::function<bool(absl::string_view path)> manages;
+  std::string unread_as;
+};
+
+std::function<bool(absl::string_view)> Is(absl::string_view want) {
+  return [want](absl::string_view path) { return path == want; };
+}
+
+std::function<bool(absl::string_view)> Under(absl::string_view prefix) {
+  return [prefix](absl::string_view path) { return absl::StartsWith(path, prefix); };
+}
+
+// The CNP's own parameters, which have their line (the others are counted).
+bool IsCnpParameter(absl::string_view name) { return name == "cnp_dscp" || name == "cnp_802p_prio"; }
+
+bool Managed(const roced::v1::InterfaceQos& q, const QosLine& line) {
+  for (const std::string& m : q.managed()) {
+    if (line.manages(m)) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> If(bool read, std::string text) { return read ? std::optional(std::move(text)) : std::nullopt; }
+
+std::string EcnText(const roced::v1::InterfaceQos& q) {
+  std::vector<std::string> parts;
+  if (q.has_ecn_np()) parts.push_back(absl::StrCat("np ", PriorityList(q.ecn_np().priorities())));
+  if (q.has_ecn_rp()) parts.push_back(absl::StrCat("rp ", PriorityList(q.ecn_rp().priorities())));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string CnpText(const roced::v1::InterfaceQos& q) {
+  std::vector<std::string> parts;
+  if (auto it = q.dcqcn().find("cnp_dscp"); it != q.dcqcn().end()) parts.push_back(absl::StrCat("dscp ", it->second));
+  if (auto it = q.dcqcn().find("cnp_802p_prio"); it != q.dcqcn().end()) {
+    parts.push_back(absl::StrCat("prio ", it->second));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+size_t OtherDcqcnParameters(const roced::v1::InterfaceQos& q) {
+  size_t n = 0;
+  for (const auto& [name, value] : q.dcqcn()) n += IsCnpParameter(name) ? 0 : 1;
+  return n;
+}
+
+std::vector<QosLine> QosLines(const roced::v1::InterfaceQos& q) {
+  // One DCB read gives the app table and whatever else the driver reports:
+  // a netdev without DCB is one "dcb" in the "not read" line.
+  const bool dcb = q.trust() != roced::v1::TRUST_UNSPECIFIED;
+  auto dcb_part = [dcb](const char* key) { return std::string(dcb ? key : "dcb"); };
+  // The CNP and rate parameters come from one directory, said once when absent.
+  auto dcqcn_part = [&q](const char* key) { return std::string(q.dcqcn().empty() ? "dcqcn" : key); };
+  const roced::v1::ObservedPfc& pfc = q.pfc();
+  const std::string pfc_text = absl::StrCat(PriorityList(pfc.priorities()), "  (delay ", pfc.delay(),
+                                            pfc.capability() != 0 ? absl::StrCat(", cap ", pfc.capability()) : "", ")");
+  const std::string dcbx_text = absl::StrCat(q.dcbx_host() ? "host" : "firmware", q.ets_willing() ? ", willing" : "");
+  const size_t others = OtherDcqcnParameters(q);
+  const std::string dcqcn_text =
+      absl::StrCat(others, others == 1 ? " other parameter" : " other parameters", " (-o yaml lists them)");
+  auto cnp_path = [](absl::string_view path) {
+    return absl::ConsumePrefix(&path, "qos.dcqcn.") && IsCnpParameter(path);
+  };
+  auto other_dcqcn_path = [](absl::string_view path) {
+    return absl::ConsumePrefix(&path, "qos.dcqcn.") && !IsCnpParameter(path);
+  };
+  return {
+      {"mtu", If(q.has_mtu(), absl::StrCat(q.mtu())), Is("mtu"), "mtu"},
+      {"dcbx", If(q.has_dcbx_host(), dcbx_text), Is("qos.dcbx_mode"), dcb_part("dcbx")},
+      // Trust follows the DSCP table, so the config's trust manages both.
+      {"trust", If(dcb, q.trust() == roced::v1::TRUST_DSCP ? "dscp" : "pcp"), Is("qos.dscp_to_priority"), "dcb"},
+      {"dscp->prio", If(q.has_dscp(), DscpGroups(q.dscp())), Is("qos.dscp_to_priority"), "dcb"},
+      {"pfc", If(q.has_pfc(), pfc_text), Is("qos.pfc"), dcb_part("pfc")},
+      {"ets", If(q.has_ets(), EtsText(q.ets())), Is("qos.ets"), dcb_part("ets")},
+      {"buffers", If(q.has_buffers(), BufferText(q)), Is("qos.buffers"), dcb_part("buffers")},
+      {"pfc storm", If(q.has_pfc_prevention_ms(), PreventionMs(q.pfc_prevention_ms())), Is("qos.pfc_prevention"),
+       "pfc storm"},
+      {"ecn", If(q.has_ecn_np() || q.has_ecn_rp(), EcnText(q)), Under("qos.ecn."), "ecn"},
+      {"cnp", If(!CnpText(q).empty(), CnpText(q)), cnp_path, dcqcn_part("cnp")},
+      {"dcqcn", If(others > 0, dcqcn_text), other_dcqcn_path, dcqcn_part("dcqcn")},
+      {"roce", If(q.roce_mode() != roced::v1::ROCE_MODE_UNSPECIFIED || q.has_roce_tos(), RoceText(q)), Under("roce."),
+       "roce"},
+  };
+}
+
+// `value` after a 16-column indent, wrapped at spaces within 80 columns.
+std::string Wrapped(const std::string& head, const std::string& value) {
+  constexpr size_t kWidth = 80;
+  std::string out = head;
+  size_t col = head.size();
+  bool first = true;
+  for (absl::string_view word : absl::StrSplit(value, ' ')) {
+    if (!first && col + 1 + word.size() > kWidth) {
+      absl::StrAppend(&out, "\n", std::string(head.size(), ' '));
+      col = head.size();
+      first = true;
+    }
+    if (!first) {
+      out.push_back(' ');
+      ++col;
+    }
+    absl::StrAppend(&out, word);
+    col += word.size();
+    first = false;
+  }
+  return out + "\n";
+}
+
+// "ens1f0 (mlx5_0 port 1)", then a line per value read or managed, and
+// one naming what was not read.
+std::string QosBlock(const roced::v1::InterfaceQos& q) {
+  std::string out = absl::StrCat(q.netdev(), " (", q.rdma_device(), " port ", q.port(), ")\n");
+  std::vector<std::string> not_read;
+  for (const QosLine& line : QosLines(q)) {
+    const bool managed = Managed(q, line);
+    if (line.value || managed) {
+      out += Wrapped(absl::StrFormat("  %s %-11s ", managed ? "*" : " ", line.key), line.value.value_or("(not read)"));
+    } else if (std::find(not_read.begin(), not_read.end(), line.unread_as) == not_read.end()) {
+      not_read.push_back(line.unread_as);
+    }
+  }
+  if (!not_read.empty()) out += Wrapped(absl::StrFormat("    %-11s ", "not read"), absl::StrJoin(not_read, ", "));
+  return out;
+}
+
+// Every RoCE port's QoS, managed or not (empty before the first pass).
+std::string QosSection(const roced::v1::NodeState& state) {
+  if (state.interface_qos().empty()) return "";
+  std::string out = "\nQoS as read from the node (* the config manages it; the rest is observed only):\n";
+  for (const auto& q : state.interface_qos()) out += QosBlock(q);
+  return out;
+}
+
 }  // namespace
 
 std::string StatusTable(const roced::v1::NodeState& state) {
@@ -299,6 +532,7 @@ std::string StatusTable(const roced::v1::NodeState& state) {
   }
   absl::StrAppend(&out, devices.Render(), "\n", ports.Render(), "\n", gids.Render());
   absl::StrAppend(&out, SwitchesSection(state));
+  absl::StrAppend(&out, QosSection(state));
   absl::StrAppend(&out, FieldsSection(state, &warnings));
   if (!warnings.empty()) {
     absl::StrAppend(&out, "\nWarnings:\n");
