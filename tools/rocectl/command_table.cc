@@ -61,8 +61,8 @@ const std::vector<Command>& Commands() {
       {"rollback", "rollback [GENERATION]", kRollbackHelp, BindRollback, true,
        "return from a provisional config now", "rollback"},
       {"rollout", kRolloutUsage,
-       "Apply one config across the fleet, canary first, batches doubling; each\n"
-       "node confirms or rolls back by itself; a failure halts. Exit 0: all confirmed.",
+       "One config across the fleet, canary first, batches doubling; each node\n"
+       "confirms or rolls back by itself; a failure halts. 0: all confirmed.",
        BindRollout, true, "apply one config to a fleet, batch by batch",
        "rollout -f new.yaml --targets fleet.txt --canary 1"},
       {"counters",

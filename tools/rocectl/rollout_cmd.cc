@@ -898,7 +898,7 @@ CommandRun BindRollout(util::ArgParser* parser) {
   parser->AddString("file", &f->file, "FILE", "rollout: the NodeConfig YAML to roll out. It is validated here first.",
                     'f');
   parser->AddString("targets", &f->targets, "FILE",
-                    "rollout: the agents: HOST:PORT or NAME ADDRESS [TOR [POD]] lines. As the mesh inventory; "
+                    "rollout: HOST:PORT or NAME ADDRESS [TOR [POD]] a line. As the mesh inventory; "
                     "'#' comments and blank lines allowed. Batches follow the file's order.");
   parser->AddString("dns", &f->dns, "NAME[:PORT]",
                     absl::StrCat("rollout: every address NAME resolves to (port ", model::defaults::kGrpcPort,
