@@ -109,7 +109,8 @@ void RegisterFlags(Flags* f, util::ArgParser* p) {
                "socket.group_roles (default admin). Default: root's group.");
   p->AddString("state-dir", &f->state_dir, "DIR",
                "Directory for the agent's persistent state (accepted desired config and its "
-               "generation).");
+               "generation, audit logs, probe baselines) and, in tls/ (0700), the checked copies of "
+               "the --tls-* files gRPC reads (a temporary directory when it is not writable).");
   RegisterMeshFlags(f, p);
   RegisterRootFlags(f, p);
   p->AddString("log-level", &f->log_level, "LEVEL", "One of debug, info, warning, error.");

@@ -34,9 +34,9 @@ AgentMetrics AgentMetrics::Register(prometheus::Registry& registry) {
                         .Register(registry);
   m.config_rollbacks = &prometheus::BuildCounter()
                             .Name("roced_config_rollbacks_total")
-                            .Help("Provisional configs the agent returned from by itself, by reason: "
-                                  "confirm_timeout, or the confirm policy's gate that failed (converged, "
-                                  "pfc_storm, mesh_loss, mesh_p99, probe).")
+                            .Help("Provisional configs returned from, by reason: confirm_timeout, rollback "
+                                  "(asked for: RollbackConfig), or the confirm policy's gate that failed "
+                                  "(converged, pfc_storm, mesh_loss, mesh_p99, probe).")
                             .Register(registry);
   m.discovery_duration = &prometheus::BuildHistogram()
                               .Name("roced_discovery_duration_seconds")
@@ -49,7 +49,7 @@ AgentMetrics AgentMetrics::Register(prometheus::Registry& registry) {
     m.discovery_runs->Add({{"result", r}});
     m.config_loads->Add({{"result", r}});
   }
-  for (const char* r : {model::kReasonConfirmTimeout, model::kGateConverged, model::kGatePfcStorm,
+  for (const char* r : {model::kReasonConfirmTimeout, model::kReasonRollback, model::kGateConverged, model::kGatePfcStorm,
                         model::kGateMeshLoss, model::kGateMeshP99, model::kGateProbe}) {
     m.config_rollbacks->Add({{"reason", r}});
   }

@@ -28,7 +28,10 @@ std::array<const std::string*, 3> Fields(const TlsFiles& f) { return {&f.cert, &
 std::array<std::string*, 3> Fields(TlsFiles& f) { return {&f.cert, &f.key, &f.ca}; }
 
 // `dir` as a directory of roced's own: made 0700 when missing; an existing
-// one must be a directory (not a symlink to one).
+// one must be a directory (not a symlink to one) owned by this process's
+// user (another user who made it first could swap the CA copy in it).
+// FAILED_PRECONDITION for those two refusals; the filesystem's errors as
+// util::ErrnoToStatus maps them.
 absl::Status MakePrivateDir(const std::string& dir) {
   std::error_code ignored;  // a missing parent fails the mkdir below, named
   std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ignored);
@@ -37,8 +40,13 @@ absl::Status MakePrivateDir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return util::ErrnoToStatus(errno, "stat " + dir);
   if (!S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("TLS copy directory ", dir, " exists and is not a directory (a symlink is refused)"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "TLS copy directory ", dir, " exists and is not a directory", S_ISLNK(st.st_mode) ? " (a symlink)" : "",
+        "; remove it"));
+  }
+  if (st.st_uid != ::geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat("TLS copy directory ", dir, " is owned by uid ", st.st_uid,
+                                                      ", not roced's (uid ", ::geteuid(), "); remove it"));
   }
   if (::chmod(dir.c_str(), 0700) != 0) return util::ErrnoToStatus(errno, "chmod 0700 " + dir);
   return absl::OkStatus();
@@ -63,10 +71,16 @@ TlsMirror::TlsMirror(const TlsFiles& sources, Options options) : sources_(source
 
 absl::StatusOr<std::unique_ptr<TlsMirror>> TlsMirror::Create(const TlsFiles& sources, Options options) {
   bool temporary = options.dir.empty();
+  if (!temporary) {
+    absl::Status s = MakePrivateDir(options.dir);
+    if (absl::IsFailedPrecondition(s)) return s;
+    if (!s.ok()) {  // a read-only or full state directory: copies elsewhere
+      LOG_WARNING << s.message() << "; the TLS copies go to a temporary directory instead";
+      temporary = true;
+    }
+  }
   if (temporary) {
     ASSIGN_OR_RETURN(options.dir, MakeTempDir());
-  } else if (absl::Status s = MakePrivateDir(options.dir); !s.ok()) {
-    return s;
   }
   std::unique_ptr<TlsMirror> mirror(new TlsMirror(sources, std::move(options)));
   mirror->temporary_dir_ = temporary;
@@ -144,9 +158,20 @@ absl::Status TlsMirror::CopyAll() {
 
 absl::Status TlsMirror::Refresh() {
   Stamps stamps = StampSources();
+  // A copy removed under roced (a tmp cleaner, a hand): the directory made
+  // again and the sources copied again, changed or not.
+  bool copies_gone = false;
+  for (const std::string* copy : Fields(copies_)) copies_gone |= !copy->empty() && !util::PathExists(*copy);
+  if (copies_gone) {
+    if (absl::Status s = MakePrivateDir(options_.dir); !s.ok()) {
+      LOG_WARNING << "TLS copies gone and cannot be made again (new connections fail once gRPC re-reads): "
+                  << s.message();
+      return s;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stamps == copied_ || stamps == refused_) return absl::OkStatus();
+    if (!copies_gone && (stamps == copied_ || stamps == refused_)) return absl::OkStatus();
   }
   absl::Status s = CopyAll();
   std::lock_guard<std::mutex> lock(mu_);

@@ -107,6 +107,10 @@ rc=0
 out=$(rollout rollout -f "$WORK/enforce.yaml" --targets "$WORK/targets" --max-unavailable 0 2>&1) || rc=$?
 check "rollout --max-unavailable 0: exit 2 naming the flag and what is allowed" \
   test "$rc" = 2 -a -n "$(grep -- '--max-unavailable: .0. is not N' <<<"$out")"
+rc=0
+out=$(rollout rollout -f "$WORK/enforce.yaml" --targets "$WORK/targets" --probe-peers 9 2>&1) || rc=$?
+check "rollout --probe-peers 9: exit 2, one line naming the flag and 0-8" \
+  test "$rc" = 2 -a "$out" = "rocectl: --probe-peers: 9 is out of range; allowed 0-8"
 
 # The agent side of confirm policies: an apply under a policy is
 # provisional. Asked of a fourth agent, so the three start alike.
@@ -128,6 +132,7 @@ check "rollback: exit 0 naming the generation returned from ($out)" \
   sh -c "test $rc = 0 && echo '$out' | grep -q 'Provisional generation 2 rolled back: its previous config is in force again as generation 3'"
 check "rollback: the agent is at generation 3, permanent, on its previous config" \
   test "$(config 4)" = "3 MODE_OBSERVE permanent"
+check "rollback: status says so" grep -q "Config:  generation 3 from rollback on request" <<<"$(a4 status)"
 check "rollback: ConfigStatus says why (reason rollback, source ROLLBACK)" python3 -c '
 import json, sys
 c = json.loads(sys.argv[1])["config"]

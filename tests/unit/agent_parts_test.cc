@@ -719,6 +719,15 @@ TEST(DaemonOptions, DcbFixtureOnlyWithAFixtureTreeAndADirectory) {
   ASSERT_FALSE(live.ok());
   EXPECT_EQ(live.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(live.status().message(), testing::HasSubstr("--dcb-fixture is for a fixture tree"));
+  // Other spellings of the live /sys are the live /sys.
+  const std::string link = dir + "/sys-link";
+  std::filesystem::create_directory_symlink("/sys", link);
+  for (const std::string& spelling : {std::string("/sys/"), std::string("//sys"), std::string("/sys/."),
+                                      std::string("/sys/../sys"), std::string(""), link}) {
+    flags.sysfs_root = spelling;
+    EXPECT_FALSE(DaemonOptionsFromFlags(flags).ok()) << "--sysfs-root '" << spelling << "' passed as a fixture";
+  }
+  std::filesystem::remove(link);
   flags.sysfs_root = std::string(ROCED_FIXTURES) + "/sysfs";
   flags.dcb_fixture = dir + "/none";
   absl::StatusOr<DaemonOptions> missing = DaemonOptionsFromFlags(flags);

@@ -153,6 +153,39 @@ TEST_F(TlsMirrorTest, ItsThreadTakesARenewalWithinTheInterval) {
   EXPECT_EQ(Slurp((*mirror)->copies().cert), Slurp(CertPath("viewer.crt")));
 }
 
+// Removed under roced (a tmp cleaner): made again at the next check, the
+// sources unchanged.
+TEST_F(TlsMirrorTest, CopiesRemovedUnderItAreMadeAgain) {
+  auto mirror = TlsMirror::Create(sources_, options_);
+  ASSERT_TRUE(mirror.ok()) << mirror.status();
+  fs::remove_all(options_.dir);
+  EXPECT_TRUE((*mirror)->Refresh().ok());
+  EXPECT_EQ(Slurp((*mirror)->copies().cert), Slurp(CertPath("admin.crt")));
+  EXPECT_EQ(Slurp((*mirror)->copies().ca), Slurp(CertPath("ca.crt")));
+}
+
+// A state directory where the copies cannot go (read-only, say): a
+// temporary directory instead, not a refusal to start.
+TEST_F(TlsMirrorTest, AnUnwritableDirectoryFallsBackToATemporaryOne) {
+  options_.dir = "/proc/roced-tls-test";
+  auto mirror = TlsMirror::Create(sources_, options_);
+  ASSERT_TRUE(mirror.ok()) << mirror.status();
+  EXPECT_THAT((*mirror)->copies().cert, HasSubstr("/roced-tls."));
+  EXPECT_EQ(Slurp((*mirror)->copies().cert), Slurp(CertPath("admin.crt")));
+}
+
+// A directory another user made first could have the CA copy swapped:
+// refused, naming both users.
+TEST_F(TlsMirrorTest, ADirectoryOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a directory another user owns";
+  fs::create_directory(options_.dir);
+  ASSERT_EQ(::chown(options_.dir.c_str(), 65534, 65534), 0);
+  auto mirror = TlsMirror::Create(sources_, options_);
+  ASSERT_FALSE(mirror.ok());
+  EXPECT_THAT(std::string(mirror.status().message()), HasSubstr("is owned by uid 65534, not roced's (uid 0)"));
+  EXPECT_TRUE(fs::is_empty(options_.dir));
+}
+
 TEST_F(TlsMirrorTest, StartUpRefusesWhatTheChecksRefuseAndASymlinkedDirectory) {
   TlsFiles fifo = sources_;
   fifo.ca = src_ + "/ca.fifo";
@@ -165,7 +198,7 @@ TEST_F(TlsMirrorTest, StartUpRefusesWhatTheChecksRefuseAndASymlinkedDirectory) {
   options_.dir = src_ + "/link";
   mirror = TlsMirror::Create(sources_, options_);
   ASSERT_FALSE(mirror.ok());
-  EXPECT_THAT(std::string(mirror.status().message()), HasSubstr("is not a directory (a symlink is refused)"));
+  EXPECT_THAT(std::string(mirror.status().message()), HasSubstr("is not a directory (a symlink); remove it"));
   EXPECT_TRUE(fs::is_empty(src_ + "/elsewhere"));
 }
 

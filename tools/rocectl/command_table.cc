@@ -24,7 +24,7 @@ constexpr char kRollbackHelp[] =
     "Return from a provisional config now (applied with --confirm-timeout or\n"
     "--confirm-policy), as its deadline or a failed gate would: the agent\n"
     "accepts its previous config again and writes back what it overwrote.\n"
-    "GENERATION, when given, must be the pending one.";
+    "GENERATION (0: whichever is pending) must be the pending one.";
 
 constexpr char kStatusSummary[] =
     "The node as the agent sees it: RDMA devices, ports, netdevs, MTUs,\n"

@@ -5,16 +5,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "diagnose/checks.h"
 #include "roced/v1/agent.grpc.pb.h"
 
 namespace roced::ctl {
 
 void RegisterDiagnoseFlags(DiagnoseFlags* f, util::ArgParser* p) {
+  // The names from the check table itself, so the help cannot miss one.
+  std::string names;
+  for (const auto& check : diagnose::Checks()) absl::StrAppend(&names, names.empty() ? "" : ", ", check.name);
   p->AddString("checks", &f->checks, "NAMES",
-               "diagnose: run only these checks (comma-separated: port_state, roce_v2_gid, roce_mode, "
-               "pfc_dscp, switch_alignment, ecn, mtu, pcie, hugepages, memlock, probes, converged, "
-               "pause_without_ecn, link_flaps, probe_baseline, numa_locality, neighbours, arp_flux, "
-               "clock_sync).");
+               absl::StrCat("diagnose: run only these checks (comma-separated: ", names, ")."));
 }
 
 namespace {

@@ -138,6 +138,7 @@ std::string StatusHeader(const roced::v1::NodeState& state) {
                     : cfg.source() == roced::v1::CONFIG_SOURCE_GRPC
                         ? (cfg.applied_by().empty() ? "gRPC" : absl::StrCat("gRPC (", cfg.applied_by(), ")"))
                     : cfg.source() == roced::v1::CONFIG_SOURCE_CONFIRM_GATE            ? "confirm-policy rollback"
+                    : cfg.source() == roced::v1::CONFIG_SOURCE_ROLLBACK                ? "rollback on request"
                                                                                          : "confirm-timeout rollback",
                     ", mode ", cfg.mode() == roced::v1::MODE_OBSERVE ? "observe" : "enforce",
                     cfg.converged() ? ", converged" : ", NOT converged", "\n");

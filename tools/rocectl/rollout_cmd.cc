@@ -264,16 +264,20 @@ class Runner {
       for (int p = 0; p < n.probe_peers_size(); ++p) absl::StrAppend(&text, p ? ", " : "", name_of[n.probe_peers(p)]);
       absl::StrAppend(&text, ";");
     }
-    if (with_peers > kShown) absl::StrAppend(&text, " and ", with_peers - kShown, " more (rollout status lists them)");
+    if (with_peers > kShown) {
+      absl::StrAppend(&text, " and ", with_peers - kShown, " more (`rollout status -o json`: nodes[].probePeers)");
+    }
     Announce("gates", text);
     roced::v1::ConfirmPolicy sent = policy_;
     if (with_peers > 0) sent.add_probe_peers("");
     if (!model::SendsTraffic(sent)) {
-      const std::string warning =
+      const std::string warning = absl::StrCat(
           "WARNING: no gate sends traffic (no probe peers, no mesh gates): a config that breaks RoCE traffic "
-          "is confirmed as long as it converges. --probe-peers N (default 2) or probe= in --confirm-policy.";
+          "is confirmed as long as it converges. ",
+          state_.nodes_size() < 2 ? "There is no other target to probe; name peers with probe= in --confirm-policy."
+                                  : "--probe-peers N (default 2) or probe= in --confirm-policy.");
       Announce("warning", warning);
-      if (progress_->view() != View::kLines) std::cerr << "rocectl: " << warning << "\n";
+      std::cerr << "rocectl: " << warning << "\n";
     }
   }
 
@@ -810,6 +814,10 @@ absl::StatusOr<RolloutState> NewRollout(const RolloutFlags& flags, int* rc) {
   *rc = kExitUsage;
   auto on_failure = ParseOnFailure(flags.on_failure);
   if (!on_failure.ok()) return on_failure.status();
+  if (flags.probe_peers > model::kMaxConfirmProbePeers) {
+    return absl::InvalidArgumentError(absl::StrCat("--probe-peers: ", flags.probe_peers, " is out of range; allowed 0-",
+                                                   model::kMaxConfirmProbePeers));
+  }
   auto policy = LoadConfirmPolicy(flags.confirm_policy.empty() ? kDefaultRolloutPolicy : flags.confirm_policy);
   if (!policy.ok()) return policy.status();
   std::vector<RolloutTarget> targets;
@@ -822,10 +830,6 @@ absl::StatusOr<RolloutState> NewRollout(const RolloutFlags& flags, int* rc) {
   auto config = LoadNodeConfig(flags.file);
   if (!config.ok()) return config.status();
   RolloutState state = NewRolloutState(targets, *batches);
-  if (flags.probe_peers > model::kMaxConfirmProbePeers) {
-    return absl::InvalidArgumentError(absl::StrCat("--probe-peers: ", flags.probe_peers, " is out of range; allowed 0-",
-                                                   model::kMaxConfirmProbePeers));
-  }
   // Peers from the targets unless the policy names its own.
   if (policy->probe_peers().empty() && flags.probe_peers > 0) {
     AssignProbePeers(&state, static_cast<uint32_t>(flags.probe_peers));

@@ -43,7 +43,7 @@ node=$(lsh "$REC_NODE" "
 status=$(rctl -o json status) || fail "rocectl status failed"
 check=$(STATUS_JSON="$status" NODE="$node" "$PY" - 2>&1 <<'PY'
 import json, os
-lines = os.environ["NODE"].splitlines()
+lines = [l for l in os.environ["NODE"].splitlines() if l.strip()]  # dcb -j may end its line itself
 pfc, app, ets = (json.loads(l) for l in lines[:3])
 trust = lines[3].strip()
 q = next(q for q in json.loads(os.environ["STATUS_JSON"])["interfaceQos"] if q["netdev"] == "eth0")
