@@ -98,7 +98,7 @@ sanitizer_build() {  # sanitizer_build DIR address|thread [cmake args...]
   CC=clang CXX=clang++ build "$dir" -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE="$sanitizer" -DROCED_PCH=ON \
     -DROCED_DISCOVER_TESTS=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 "$@"
 }
-# Eight targets, each for a fixed number of executions (what 30 s gave it
+# Eight targets, each for a fixed number of executions (what 15 s gave it
 # with both cores to two targets; tests/fuzz/CMakeLists.txt), so the work
 # is the same beside the labs at nice 19 as alone; 10 minutes is the cap. A
 # finding, or a target the cap stops short, fails the run; a finding's input
