@@ -268,9 +268,7 @@ class Runner {
       absl::StrAppend(&text, " and ", with_peers - kShown, " more (`rollout status -o json`: nodes[].probePeers)");
     }
     Announce("gates", text);
-    roced::v1::ConfirmPolicy sent = policy_;
-    if (with_peers > 0) sent.add_probe_peers("");
-    if (!model::SendsTraffic(sent)) {
+    if (with_peers == 0 && !model::SendsTraffic(policy_)) {
       const std::string warning = absl::StrCat(
           "WARNING: no gate sends traffic (no probe peers, no mesh gates): a config that breaks RoCE traffic "
           "is confirmed as long as it converges. ",
