@@ -54,16 +54,18 @@ PID=$!
 await_agent_socket || true  # the checks below say what does not answer
 threads() { ls "/proc/$PID/task" | wc -l; }
 readyz() { curl -s -o "$WORK/readyz" -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/readyz"; }
-# within2s CMD...: CMD succeeds within 2 s (rocectl's own deadline, and the clock).
+# within2s CMD...: CMD's call succeeds within rocectl's own 2 s deadline; the
+# whole command (process start and TLS included) within 5 s of the clock, as
+# CI runs this beside sanitizer builds (one took 2.9 s there).
 LAST_MS=-1
 within2s() {
   local t0 t1
   LAST_MS=-1
   t0=$(date +%s%N)
-  timeout 3 "$@" --timeout 2s version >"$WORK/within.out" 2>&1 || { cat "$WORK/within.out"; return 1; }
+  timeout 6 "$@" --timeout 2s version >"$WORK/within.out" 2>&1 || { cat "$WORK/within.out"; return 1; }
   t1=$(date +%s%N)
   LAST_MS=$(((t1 - t0) / 1000000))
-  [ "$LAST_MS" -lt 2000 ]
+  [ "$LAST_MS" -lt 5000 ]
 }
 sleep 1
 BEFORE=$(threads)
