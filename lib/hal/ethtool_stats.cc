@@ -150,44 +150,70 @@ absl::StatusOr<std::vector<EthtoolStat>> EthtoolStats::ReadStats(const std::stri
   return last;
 }
 
+namespace {
+
+// One driver's name for a statistic: `prefix`, then for a per-priority one
+// a single digit 0-7, then `suffix`. From mlx5's en_stats.c, bnxt_en's
+// bnxt_ethtool.c and ice's ice_ethtool.c (Linux 6.1); docs/metrics.md
+// lists them by driver.
+struct StatPattern {
+  absl::string_view prefix;
+  absl::string_view suffix;
+  bool per_priority;
+  PfcStatKind kind;
+};
+
+constexpr StatPattern kStatPatterns[] = {
+    // mlx5
+    {"rx_pause_ctrl_phy", "", false, PfcStatKind::kRxPausePhy},
+    {"tx_pause_ctrl_phy", "", false, PfcStatKind::kTxPausePhy},
+    {"rx_discards_phy", "", false, PfcStatKind::kRxDiscardsPhy},
+    {"tx_pause_storm_warning_events", "", false, PfcStatKind::kTxPauseStormWarning},
+    {"tx_pause_storm_error_events", "", false, PfcStatKind::kTxPauseStormError},
+    {"rx_prio", "_pause", true, PfcStatKind::kRxPause},
+    {"tx_prio", "_pause", true, PfcStatKind::kTxPause},
+    {"rx_prio", "_pause_duration", true, PfcStatKind::kRxPauseDuration},
+    {"tx_prio", "_pause_duration", true, PfcStatKind::kTxPauseDuration},
+    {"rx_prio", "_pause_transition", true, PfcStatKind::kRxPauseTransition},
+    {"rx_prio", "_buf_discard", true, PfcStatKind::kRxBufferDiscard},
+    {"rx_prio", "_cong_discard", true, PfcStatKind::kRxCongestionDiscard},
+    {"rx_prio", "_marked", true, PfcStatKind::kRxEcnMarked},
+    {"tx_prio", "_packets", true, PfcStatKind::kTxPackets},
+    // bnxt_en
+    {"rx_pause_frames", "", false, PfcStatKind::kRxPausePhy},
+    {"tx_pause_frames", "", false, PfcStatKind::kTxPausePhy},
+    {"rx_stat_discard", "", false, PfcStatKind::kRxDiscardsPhy},
+    {"rx_pfc_ena_frames_pri", "", true, PfcStatKind::kRxPause},
+    {"tx_pfc_ena_frames_pri", "", true, PfcStatKind::kTxPause},
+    {"pfc_pri", "_rx_duration_us", true, PfcStatKind::kRxPauseDuration},
+    {"pfc_pri", "_tx_duration_us", true, PfcStatKind::kTxPauseDuration},
+    {"pfc_pri", "_rx_transitions", true, PfcStatKind::kRxPauseTransition},
+    {"rx_discard_packets_cos", "", true, PfcStatKind::kRxBufferDiscard},
+    {"tx_packets_pri", "", true, PfcStatKind::kTxPackets},
+    // ice
+    {"link_xoff_rx.nic", "", false, PfcStatKind::kRxPausePhy},
+    {"link_xoff_tx.nic", "", false, PfcStatKind::kTxPausePhy},
+    {"rx_dropped.nic", "", false, PfcStatKind::kRxDiscardsPhy},
+    {"rx_priority_", "_xoff.nic", true, PfcStatKind::kRxPause},
+    {"tx_priority_", "_xoff.nic", true, PfcStatKind::kTxPause},
+    {"rx_priority_", "_xon.nic", true, PfcStatKind::kRxPauseTransition},
+};
+
+}  // namespace
+
 std::optional<PfcStatName> ParsePfcStatName(absl::string_view name) {
-  if (name == "rx_pause_ctrl_phy") return PfcStatName{PfcStatKind::kRxPausePhy, std::nullopt};
-  if (name == "tx_pause_ctrl_phy") return PfcStatName{PfcStatKind::kTxPausePhy, std::nullopt};
-  if (name == "rx_discards_phy") return PfcStatName{PfcStatKind::kRxDiscardsPhy, std::nullopt};
-  if (name == "tx_pause_storm_warning_events") {
-    return PfcStatName{PfcStatKind::kTxPauseStormWarning, std::nullopt};
+  for (const StatPattern& p : kStatPatterns) {
+    absl::string_view rest = name;
+    if (!absl::ConsumePrefix(&rest, p.prefix) || !absl::ConsumeSuffix(&rest, p.suffix)) continue;
+    if (!p.per_priority) {
+      if (rest.empty()) return PfcStatName{p.kind, std::nullopt};
+      continue;
+    }
+    // One digit, 0-7: 802.1Q has eight priorities (and bnxt_en eight queues).
+    if (rest.size() != 1 || rest[0] < '0' || rest[0] > '7') continue;
+    return PfcStatName{p.kind, static_cast<uint32_t>(rest[0] - '0')};
   }
-  if (name == "tx_pause_storm_error_events") {
-    return PfcStatName{PfcStatKind::kTxPauseStormError, std::nullopt};
-  }
-  bool rx;
-  if (absl::ConsumePrefix(&name, "rx_prio")) {
-    rx = true;
-  } else if (absl::ConsumePrefix(&name, "tx_prio")) {
-    rx = false;
-  } else {
-    return std::nullopt;
-  }
-  // One digit, 0-7: 802.1Q has eight priorities.
-  if (name.size() < 2 || name[0] < '0' || name[0] > '7' || name[1] != '_') return std::nullopt;
-  const uint32_t priority = static_cast<uint32_t>(name[0] - '0');
-  name.remove_prefix(2);
-  std::optional<PfcStatKind> kind;
-  if (name == "pause") {
-    kind = rx ? PfcStatKind::kRxPause : PfcStatKind::kTxPause;
-  } else if (name == "pause_duration") {
-    kind = rx ? PfcStatKind::kRxPauseDuration : PfcStatKind::kTxPauseDuration;
-  } else if (rx && name == "pause_transition") {
-    kind = PfcStatKind::kRxPauseTransition;
-  } else if (rx && name == "buf_discard") {
-    kind = PfcStatKind::kRxBufferDiscard;
-  } else if (rx && name == "cong_discard") {
-    kind = PfcStatKind::kRxCongestionDiscard;
-  } else if (rx && name == "marked") {
-    kind = PfcStatKind::kRxEcnMarked;
-  }
-  if (!kind.has_value()) return std::nullopt;
-  return PfcStatName{*kind, priority};
+  return std::nullopt;
 }
 
 }  // namespace roced::hal

@@ -1,7 +1,8 @@
 // A netdev's driver statistics, as `ethtool -S` shows them, read with the
 // SIOCETHTOOL ioctl (ETHTOOL_GSSET_INFO for the count, ETHTOOL_GSTRINGS for
 // the names, ETHTOOL_GSTATS for the values) on an AF_INET datagram socket.
-// The per-priority PFC counters mlx5 keeps (rx_prio3_pause, ...) exist only
+// The per-priority PFC counters the drivers keep (mlx5's rx_prio3_pause,
+// bnxt_en's rx_pfc_ena_frames_pri3, ice's rx_priority_3_xoff.nic) exist only
 // here: ethtool netlink's standard statistics groups carry global pause only.
 //
 // Names are fetched once per netdev and fetched again when the netdev's
@@ -67,28 +68,32 @@ class EthtoolStats : public NetdevStatsReader {
   std::map<std::string, Names> names_;
 };
 
-// The PFC, pause and discard statistics mlx5 names in `ethtool -S`.
+// The PFC, pause and discard statistics of `ethtool -S`, whatever the
+// driver calls them. Each kind has a name per driver (mlx5 / bnxt_en /
+// ice; "-": the driver has none):
 enum class PfcStatKind {
-  kRxPause,              // rx_prio<N>_pause: PFC frames received
-  kTxPause,              // tx_prio<N>_pause: PFC frames sent
-  kRxPauseDuration,      // rx_prio<N>_pause_duration: microseconds paused by the peer
-  kTxPauseDuration,      // tx_prio<N>_pause_duration: microseconds we paused the peer
-  kRxPauseTransition,    // rx_prio<N>_pause_transition: XOFF to XON transitions
-  kRxBufferDiscard,      // rx_prio<N>_buf_discard: dropped, no receive buffer
-  kRxCongestionDiscard,  // rx_prio<N>_cong_discard: dropped by congestion (WRED)
-  kRxEcnMarked,          // rx_prio<N>_marked: ECN-marked by the NIC
-  kRxPausePhy,           // rx_pause_ctrl_phy: link-level pause frames received
-  kTxPausePhy,           // tx_pause_ctrl_phy: link-level pause frames sent
-  kRxDiscardsPhy,        // rx_discards_phy: dropped for lack of port buffer
-  kTxPauseStormWarning,  // tx_pause_storm_warning_events
-  kTxPauseStormError,    // tx_pause_storm_error_events
+  kRxPause,              // rx_prio<N>_pause / rx_pfc_ena_frames_pri<N> / rx_priority_<N>_xoff.nic
+  kTxPause,              // tx_prio<N>_pause / tx_pfc_ena_frames_pri<N> / tx_priority_<N>_xoff.nic
+  kRxPauseDuration,      // rx_prio<N>_pause_duration / pfc_pri<N>_rx_duration_us / - (microseconds)
+  kTxPauseDuration,      // tx_prio<N>_pause_duration / pfc_pri<N>_tx_duration_us / -
+  kRxPauseTransition,    // rx_prio<N>_pause_transition / pfc_pri<N>_rx_transitions / rx_priority_<N>_xon.nic
+  kRxBufferDiscard,      // rx_prio<N>_buf_discard / rx_discard_packets_cos<N> / -
+  kRxCongestionDiscard,  // rx_prio<N>_cong_discard / - / -
+  kRxEcnMarked,          // rx_prio<N>_marked / - / -
+  kTxPackets,            // tx_prio<N>_packets / tx_packets_pri<N> / -: the queue's progress
+  kRxPausePhy,           // rx_pause_ctrl_phy / rx_pause_frames / link_xoff_rx.nic (802.3x)
+  kTxPausePhy,           // tx_pause_ctrl_phy / tx_pause_frames / link_xoff_tx.nic
+  kRxDiscardsPhy,        // rx_discards_phy / rx_stat_discard / rx_dropped.nic
+  kTxPauseStormWarning,  // tx_pause_storm_warning_events / - / -
+  kTxPauseStormError,    // tx_pause_storm_error_events / - / -
 };
 
 struct PfcStatName {
   PfcStatKind kind;
   // 0-7 for the per-priority statistics, empty for the port-wide ones.
   // mlx5 fills the *_discard and *_marked ones per traffic class under a
-  // "prio" name; with the default 1:1 priority-to-TC map they coincide.
+  // "prio" name, and bnxt_en counts discards per CoS queue; with the
+  // default 1:1 priority-to-TC map they coincide.
   std::optional<uint32_t> priority;
 };
 
@@ -98,8 +103,9 @@ struct PfcStatName {
 // entries as `size` holds whole are read.
 std::vector<std::string> DecodeStatNames(const char* data, size_t size, uint32_t count);
 
-// Parses an mlx5 statistic name; nullopt for every other statistic
-// (including rx_prio8_pause and other out-of-range priorities).
+// Parses a statistic name of mlx5, bnxt_en or ice; nullopt for every
+// other statistic (including rx_prio8_pause and other out-of-range
+// priorities).
 std::optional<PfcStatName> ParsePfcStatName(absl::string_view name);
 
 }  // namespace roced::hal

@@ -43,26 +43,29 @@ const std::vector<EthtoolFamily>& EthtoolFamilies() {
       {hal::PfcStatKind::kRxPause, "roced_pfc_pause_frames_received_total",
        "pfc_pause_frames_received",
        "PFC pause frames received per priority: the peer asked us to stop sending (ethtool "
-       "rx_prio<N>_pause).",
+       "rx_prio<N>_pause on mlx5, rx_pfc_ena_frames_pri<N> on bnxt_en, rx_priority_<N>_xoff.nic on ice; "
+       "label stat).",
        1},
       {hal::PfcStatKind::kTxPause, "roced_pfc_pause_frames_sent_total", "pfc_pause_frames_sent",
        "PFC pause frames sent per priority: we asked the peer to stop sending (ethtool "
-       "tx_prio<N>_pause).",
+       "tx_prio<N>_pause on mlx5, tx_pfc_ena_frames_pri<N> on bnxt_en, tx_priority_<N>_xoff.nic on ice; "
+       "label stat).",
        1},
       {hal::PfcStatKind::kRxPauseDuration, "roced_pfc_pause_received_duration_seconds_total",
        "pfc_pause_received_duration_microseconds",
        "Time the priority was paused by received PFC frames (ethtool "
-       "rx_prio<N>_pause_duration, microseconds, converted).",
+       "rx_prio<N>_pause_duration on mlx5, pfc_pri<N>_rx_duration_us on bnxt_en; microseconds, converted).",
        1e-6},
       {hal::PfcStatKind::kTxPauseDuration, "roced_pfc_pause_sent_duration_seconds_total",
        "pfc_pause_sent_duration_microseconds",
        "Time our PFC frames held the peer's priority paused (ethtool "
-       "tx_prio<N>_pause_duration, microseconds, converted).",
+       "tx_prio<N>_pause_duration on mlx5, pfc_pri<N>_tx_duration_us on bnxt_en; microseconds, converted).",
        1e-6},
       {hal::PfcStatKind::kRxPauseTransition, "roced_pfc_pause_transitions_total",
        "pfc_pause_transitions",
        "XOFF to XON transitions of received PFC per priority (ethtool "
-       "rx_prio<N>_pause_transition).",
+       "rx_prio<N>_pause_transition on mlx5, pfc_pri<N>_rx_transitions on bnxt_en, the XON frames "
+       "rx_priority_<N>_xon.nic on ice).",
        1},
       // mlx5 reads these three from its per-traffic-class counter groups
       // (en_stats.c: MLX5_PER_TRAFFIC_CLASS_COUNTERS_GROUP and
@@ -71,7 +74,7 @@ const std::vector<EthtoolFamily>& EthtoolFamilies() {
       // maps priorities to TCs.
       {hal::PfcStatKind::kRxBufferDiscard, "roced_netdev_tc_buffer_discards_total", "tc_buffer_discards",
        "Received packets dropped for lack of a receive buffer, per traffic class (ethtool "
-       "rx_prio<N>_buf_discard, which mlx5 counts per TC).",
+       "rx_prio<N>_buf_discard, which mlx5 counts per TC; rx_discard_packets_cos<N> per queue on bnxt_en).",
        1, true},
       {hal::PfcStatKind::kRxCongestionDiscard, "roced_netdev_tc_congestion_discards_total",
        "tc_congestion_discards",
@@ -85,16 +88,17 @@ const std::vector<EthtoolFamily>& EthtoolFamilies() {
       {hal::PfcStatKind::kRxPausePhy, "roced_netdev_link_pause_frames_received_total",
        "link_pause_frames_received",
        "Link-level (802.3x) pause frames received on the physical port (ethtool "
-       "rx_pause_ctrl_phy).",
+       "rx_pause_ctrl_phy on mlx5, rx_pause_frames on bnxt_en, link_xoff_rx.nic on ice).",
        1},
       {hal::PfcStatKind::kTxPausePhy, "roced_netdev_link_pause_frames_sent_total",
        "link_pause_frames_sent",
-       "Link-level (802.3x) pause frames sent on the physical port (ethtool tx_pause_ctrl_phy).",
+       "Link-level (802.3x) pause frames sent on the physical port (ethtool tx_pause_ctrl_phy on "
+       "mlx5, tx_pause_frames on bnxt_en, link_xoff_tx.nic on ice).",
        1},
       {hal::PfcStatKind::kRxDiscardsPhy, "roced_netdev_receive_discards_total",
        "receive_discards",
        "Received packets the physical port dropped for lack of buffer (ethtool "
-       "rx_discards_phy).",
+       "rx_discards_phy on mlx5, rx_stat_discard on bnxt_en, rx_dropped.nic on ice).",
        1},
       {hal::PfcStatKind::kTxPauseStormWarning, "roced_pfc_tx_pause_storm_warnings_total",
        "tx_pause_storm_warnings",
@@ -333,15 +337,18 @@ void Emit(const std::vector<hal::PortCounterSet>& sets, const std::vector<PortNe
       std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
       if (!parsed.has_value()) continue;
       const EthtoolFamily* f = FindEthtoolFamily(parsed->kind);
+      if (f == nullptr) continue;  // read by the PFC watchdog only (tx packets)
       const double value = static_cast<double>(s.value) * f->scale;
+      // `stat`: the driver's own name for the statistic (ethtool -S).
       if (parsed->priority.has_value()) {
         auto [end, ec] = std::to_chars(prio_text, prio_text + sizeof(prio_text), *parsed->priority);
         sink.Add(DeclIndex(f->metric),
                  {{"netdev", n.netdev},
-                  {f->per_tc ? "tc" : "priority", std::string_view(prio_text, static_cast<size_t>(end - prio_text))}},
+                  {f->per_tc ? "tc" : "priority", std::string_view(prio_text, static_cast<size_t>(end - prio_text))},
+                  {"stat", s.name}},
                  value);
       } else {
-        sink.Add(DeclIndex(f->metric), {{"netdev", n.netdev}}, value);
+        sink.Add(DeclIndex(f->metric), {{"netdev", n.netdev}, {"stat", s.name}}, value);
       }
     }
   }
@@ -432,7 +439,8 @@ std::vector<NetdevStats> ReadNetdevStats(hal::NetdevStatsReader* reader,
     NetdevStats n;
     n.netdev = p.netdev;
     for (hal::EthtoolStat& s : *stats) {
-      if (hal::ParsePfcStatName(s.name).has_value()) n.stats.push_back(std::move(s));
+      std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
+      if (parsed.has_value() && FindEthtoolFamily(parsed->kind) != nullptr) n.stats.push_back(std::move(s));
     }
     if (!n.stats.empty()) out.push_back(std::move(n));
   }
@@ -529,8 +537,9 @@ std::vector<roced::v1::CounterSet> BuildCounterSets(const std::vector<hal::PortC
     for (const hal::EthtoolStat& s : n.stats) {
       std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
       if (!parsed.has_value()) continue;
-      roced::v1::Counter* c = cs.add_counters();
       const EthtoolFamily* f = FindEthtoolFamily(parsed->kind);
+      if (f == nullptr) continue;
+      roced::v1::Counter* c = cs.add_counters();
       c->set_name(f->name);
       c->set_source_name(s.name);
       c->set_value(s.value);

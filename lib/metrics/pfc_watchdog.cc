@@ -21,17 +21,6 @@ absl::Duration FromProto(const google::protobuf::Duration& d, absl::Duration fal
   return util::FromProto(d);
 }
 
-// tx_prio<N>_packets (mlx5's per-priority traffic group; hal's parser
-// knows the PFC names only): N, else nullopt.
-std::optional<uint32_t> TxPrioPackets(absl::string_view name) {
-  if (!absl::ConsumePrefix(&name, "tx_prio") || !absl::ConsumeSuffix(&name, "_packets")) {
-    return std::nullopt;
-  }
-  uint32_t prio = 0;
-  if (name.size() != 1 || !absl::SimpleAtoi(name, &prio) || prio >= 8) return std::nullopt;
-  return prio;
-}
-
 // Whether a counter went backwards between two reads (a driver reload).
 bool Backwards(const std::optional<uint64_t>& before, const std::optional<uint64_t>& now) {
   return before.has_value() && now.has_value() && *now < *before;
@@ -164,10 +153,6 @@ PauseReading PauseReadingOf(const std::vector<hal::EthtoolStat>& stats) {
   std::map<uint32_t, PauseReading::Priority> all;
   std::set<uint32_t> rx_counted;
   for (const hal::EthtoolStat& s : stats) {
-    if (std::optional<uint32_t> p = TxPrioPackets(s.name)) {
-      all[*p].tx_packets = s.value;
-      continue;
-    }
     std::optional<hal::PfcStatName> parsed = hal::ParsePfcStatName(s.name);
     if (!parsed.has_value()) continue;
     PauseReading::Priority* prio = parsed->priority ? &all[*parsed->priority] : nullptr;
@@ -178,6 +163,7 @@ PauseReading PauseReadingOf(const std::vector<hal::EthtoolStat>& stats) {
         break;
       case hal::PfcStatKind::kRxPauseDuration: prio->rx_pause_duration_us = s.value; break;
       case hal::PfcStatKind::kTxPause: prio->tx_pause = s.value; break;
+      case hal::PfcStatKind::kTxPackets: prio->tx_packets = s.value; break;
       case hal::PfcStatKind::kTxPauseStormError: out.storm_errors = s.value; break;
       case hal::PfcStatKind::kTxPauseStormWarning: out.storm_warnings = s.value; break;
       default: break;

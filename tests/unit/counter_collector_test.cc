@@ -191,22 +191,57 @@ TEST(CounterCollectorTest, EthtoolPfcStatisticsBecomePerPriorityFamiliesInBaseUn
   EXPECT_EQ(reader.calls.count(""), 0u);
   ASSERT_EQ(netdevs.size(), 1u);  // gone0 is NOT_FOUND: nothing to report
   Flat f = Flatten(CounterCollector::Families({}, ports, netdevs));
-  const std::string p3 = "netdev=ens1f0,priority=3";
-  const std::string tc3 = "netdev=ens1f0,tc=3";  // mlx5 counts these per traffic class
-  EXPECT_EQ(f["roced_pfc_pause_frames_received_total"][p3], 10);
-  EXPECT_EQ(f["roced_pfc_pause_frames_sent_total"][p3], 4);
-  EXPECT_DOUBLE_EQ(f["roced_pfc_pause_received_duration_seconds_total"][p3], 2.5);
-  EXPECT_EQ(f["roced_pfc_pause_transitions_total"][p3], 9);
-  EXPECT_EQ(f["roced_netdev_tc_buffer_discards_total"][tc3], 1);
-  EXPECT_EQ(f["roced_netdev_tc_congestion_discards_total"][tc3], 2);
-  EXPECT_EQ(f["roced_netdev_tc_ecn_marked_packets_total"][tc3], 3);
-  EXPECT_EQ(f["roced_netdev_link_pause_frames_received_total"]["netdev=ens1f0"], 5);
-  EXPECT_EQ(f["roced_netdev_receive_discards_total"]["netdev=ens1f0"], 6);
-  EXPECT_EQ(f["roced_pfc_tx_pause_storm_errors_total"]["netdev=ens1f0"], 1);
+  // The driver's own statistic name is label `stat`.
+  auto p3 = [](const char* stat) { return absl::StrCat("netdev=ens1f0,priority=3,stat=", stat); };
+  auto tc3 = [](const char* stat) { return absl::StrCat("netdev=ens1f0,tc=3,stat=", stat); };  // per TC on mlx5
+  auto port = [](const char* stat) { return absl::StrCat("netdev=ens1f0,stat=", stat); };
+  EXPECT_EQ(f["roced_pfc_pause_frames_received_total"][p3("rx_prio3_pause")], 10);
+  EXPECT_EQ(f["roced_pfc_pause_frames_sent_total"][p3("tx_prio3_pause")], 4);
+  EXPECT_DOUBLE_EQ(f["roced_pfc_pause_received_duration_seconds_total"][p3("rx_prio3_pause_duration")], 2.5);
+  EXPECT_EQ(f["roced_pfc_pause_transitions_total"][p3("rx_prio3_pause_transition")], 9);
+  EXPECT_EQ(f["roced_netdev_tc_buffer_discards_total"][tc3("rx_prio3_buf_discard")], 1);
+  EXPECT_EQ(f["roced_netdev_tc_congestion_discards_total"][tc3("rx_prio3_cong_discard")], 2);
+  EXPECT_EQ(f["roced_netdev_tc_ecn_marked_packets_total"][tc3("rx_prio3_marked")], 3);
+  EXPECT_EQ(f["roced_netdev_link_pause_frames_received_total"][port("rx_pause_ctrl_phy")], 5);
+  EXPECT_EQ(f["roced_netdev_receive_discards_total"][port("rx_discards_phy")], 6);
+  EXPECT_EQ(f["roced_pfc_tx_pause_storm_errors_total"][port("tx_pause_storm_error_events")], 1);
   for (const auto& [name, series] : f) {
     EXPECT_EQ(name.find("rx_bytes"), std::string::npos);
   }
   EXPECT_EQ(f.size(), 10u);
+}
+
+// The same vendor-neutral families from bnxt_en's and ice's names
+// (bnxt_ethtool.c, ice_ethtool.c), each series keeping the driver's name.
+TEST(CounterCollectorTest, BnxtAndIceStatisticsFeedTheSameFamilies) {
+  FakeNetdevStatsReaderForTest reader;
+  reader.stats["bnxt0"] = {{"rx_pfc_ena_frames_pri3", 10},  {"tx_pfc_ena_frames_pri3", 4},
+                           {"pfc_pri3_rx_duration_us", 1500000}, {"pfc_pri3_rx_transitions", 9},
+                           {"rx_discard_packets_cos3", 1}, {"rx_pause_frames", 5},
+                           {"tx_packets_pri3", 77},        {"rx_stat_discard", 6}};
+  reader.stats["ice0"] = {{"rx_priority_3_xoff.nic", 11}, {"tx_priority_3_xoff.nic", 2},
+                          {"rx_priority_3_xon.nic", 8},   {"link_xoff_tx.nic", 3},
+                          {"rx_dropped.nic", 7},          {"rx_priority_8_xoff.nic", 1}};
+  std::vector<PortNetdev> ports = {{"bnxt_re0", 1, "bnxt0"}, {"irdma0", 1, "ice0"}};
+  Flat f = Flatten(CounterCollector::Families({}, ports, ReadNetdevStats(&reader, ports)));
+  EXPECT_EQ(f["roced_pfc_pause_frames_received_total"]["netdev=bnxt0,priority=3,stat=rx_pfc_ena_frames_pri3"], 10);
+  EXPECT_EQ(f["roced_pfc_pause_frames_sent_total"]["netdev=bnxt0,priority=3,stat=tx_pfc_ena_frames_pri3"], 4);
+  EXPECT_DOUBLE_EQ(
+      f["roced_pfc_pause_received_duration_seconds_total"]["netdev=bnxt0,priority=3,stat=pfc_pri3_rx_duration_us"],
+      1.5);
+  EXPECT_EQ(f["roced_pfc_pause_transitions_total"]["netdev=bnxt0,priority=3,stat=pfc_pri3_rx_transitions"], 9);
+  EXPECT_EQ(f["roced_netdev_tc_buffer_discards_total"]["netdev=bnxt0,tc=3,stat=rx_discard_packets_cos3"], 1);
+  EXPECT_EQ(f["roced_netdev_link_pause_frames_received_total"]["netdev=bnxt0,stat=rx_pause_frames"], 5);
+  EXPECT_EQ(f["roced_netdev_receive_discards_total"]["netdev=bnxt0,stat=rx_stat_discard"], 6);
+  EXPECT_EQ(f["roced_pfc_pause_frames_received_total"]["netdev=ice0,priority=3,stat=rx_priority_3_xoff.nic"], 11);
+  EXPECT_EQ(f["roced_pfc_pause_frames_sent_total"]["netdev=ice0,priority=3,stat=tx_priority_3_xoff.nic"], 2);
+  EXPECT_EQ(f["roced_pfc_pause_transitions_total"]["netdev=ice0,priority=3,stat=rx_priority_3_xon.nic"], 8);
+  EXPECT_EQ(f["roced_netdev_link_pause_frames_sent_total"]["netdev=ice0,stat=link_xoff_tx.nic"], 3);
+  EXPECT_EQ(f["roced_netdev_receive_discards_total"]["netdev=ice0,stat=rx_dropped.nic"], 7);
+  // tx_packets_pri3 feeds the PFC watchdog only; priority 8 does not exist.
+  size_t series = 0;
+  for (const auto& [name, by_labels] : f) series += by_labels.size();
+  EXPECT_EQ(series, 12u);
 }
 
 TEST(CounterCollectorTest, CollectReadsFilesAndEthtoolOnEveryScrape) {
@@ -219,8 +254,8 @@ TEST(CounterCollectorTest, CollectReadsFilesAndEthtoolOnEveryScrape) {
   Flat first = Flatten(collector.Collect());
   reader.stats["eth0"] = {{"rx_prio0_pause", 2}};
   Flat second = Flatten(collector.Collect());
-  EXPECT_EQ(first["roced_pfc_pause_frames_received_total"]["netdev=eth0,priority=0"], 1);
-  EXPECT_EQ(second["roced_pfc_pause_frames_received_total"]["netdev=eth0,priority=0"], 2);
+  EXPECT_EQ(first["roced_pfc_pause_frames_received_total"]["netdev=eth0,priority=0,stat=rx_prio0_pause"], 1);
+  EXPECT_EQ(second["roced_pfc_pause_frames_received_total"]["netdev=eth0,priority=0,stat=rx_prio0_pause"], 2);
   EXPECT_EQ(second["roced_rdma_cnp_sent_total"].size(), 3u);
 
   CounterCollector no_ethtool(&files, nullptr, [] { return FixturePorts(); });
@@ -242,7 +277,7 @@ TEST(CounterCollectorTest, TextPathWritesExactlyWhatTheFamiliesSay) {
   CounterCollector::AppendText(FixtureCounters(), ports, netdevs, &scratch, &text);
   const std::string expected = Expose(CounterCollector::Families(FixtureCounters(), ports, netdevs));
   EXPECT_EQ(text, expected);
-  EXPECT_THAT(text, ::testing::HasSubstr("roced_pfc_pause_received_duration_seconds_total{netdev=\"ens1f0\",priority=\"3\"} 2.5\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("roced_pfc_pause_received_duration_seconds_total{netdev=\"ens1f0\",priority=\"3\",stat=\"rx_prio3_pause_duration\"} 2.5\n"));
   // Scratch buffers reused: the same text again.
   text.clear();
   CounterCollector::AppendText(FixtureCounters(), ports, netdevs, &scratch, &text);

@@ -1,7 +1,7 @@
 // EthtoolStats against the real kernel: a veth pair in a network namespace
 // of the test's own (veth keeps ethtool statistics: peer_ifindex and
 // per-queue XDP counters), plus the error paths (missing netdev, lo, which
-// keeps none). ParsePfcStatName on the mlx5 names.
+// keeps none). ParsePfcStatName on the mlx5, bnxt_en and ice names.
 #include "hal/ethtool_stats.h"
 
 #include <net/if.h>
@@ -132,7 +132,7 @@ TEST(EthtoolStatsTest, NameThatCannotBeANetdevIsRejectedBeforeAnyIoctl) {
   EXPECT_TRUE(absl::IsInvalidArgument(ethtool.ReadStats("a-name-longer-than-15").status()));
 }
 
-TEST(ParsePfcStatNameTest, ParsesEveryMlx5PfcPauseAndDiscardName) {
+TEST(ParsePfcStatNameTest, ParsesEveryPauseAndDiscardNameOfMlx5BnxtAndIce) {
   struct Case {
     const char* name;
     PfcStatKind kind;
@@ -152,6 +152,25 @@ TEST(ParsePfcStatNameTest, ParsesEveryMlx5PfcPauseAndDiscardName) {
       {"rx_discards_phy", PfcStatKind::kRxDiscardsPhy, std::nullopt},
       {"tx_pause_storm_warning_events", PfcStatKind::kTxPauseStormWarning, std::nullopt},
       {"tx_pause_storm_error_events", PfcStatKind::kTxPauseStormError, std::nullopt},
+      {"tx_prio2_packets", PfcStatKind::kTxPackets, 2},
+      // bnxt_en (bnxt_ethtool.c)
+      {"rx_pfc_ena_frames_pri3", PfcStatKind::kRxPause, 3},
+      {"tx_pfc_ena_frames_pri0", PfcStatKind::kTxPause, 0},
+      {"pfc_pri3_rx_duration_us", PfcStatKind::kRxPauseDuration, 3},
+      {"pfc_pri7_tx_duration_us", PfcStatKind::kTxPauseDuration, 7},
+      {"pfc_pri3_rx_transitions", PfcStatKind::kRxPauseTransition, 3},
+      {"rx_discard_packets_cos4", PfcStatKind::kRxBufferDiscard, 4},
+      {"tx_packets_pri3", PfcStatKind::kTxPackets, 3},
+      {"rx_pause_frames", PfcStatKind::kRxPausePhy, std::nullopt},
+      {"tx_pause_frames", PfcStatKind::kTxPausePhy, std::nullopt},
+      {"rx_stat_discard", PfcStatKind::kRxDiscardsPhy, std::nullopt},
+      // ice (ice_ethtool.c)
+      {"rx_priority_3_xoff.nic", PfcStatKind::kRxPause, 3},
+      {"tx_priority_5_xoff.nic", PfcStatKind::kTxPause, 5},
+      {"rx_priority_3_xon.nic", PfcStatKind::kRxPauseTransition, 3},
+      {"link_xoff_rx.nic", PfcStatKind::kRxPausePhy, std::nullopt},
+      {"link_xoff_tx.nic", PfcStatKind::kTxPausePhy, std::nullopt},
+      {"rx_dropped.nic", PfcStatKind::kRxDiscardsPhy, std::nullopt},
   };
   for (const Case& c : cases) {
     std::optional<PfcStatName> parsed = ParsePfcStatName(c.name);
@@ -165,7 +184,9 @@ TEST(ParsePfcStatNameTest, IgnoresOtherStatisticsAndImpossiblePriorities) {
   for (const char* name :
        {"rx_prio8_pause", "rx_prio10_pause", "rx_prio_pause", "rx_prio3_bytes",
         "rx_prio3_packets", "tx_prio3_pause_transition", "tx_prio3_marked", "rx_prio3_pause_",
-        "rx_pause", "peer_ifindex", "rx_queue_0_xdp_packets", "rx_prio-1_pause", ""}) {
+        "rx_pause", "peer_ifindex", "rx_queue_0_xdp_packets", "rx_prio-1_pause", "",
+        "rx_pfc_ena_frames_pri8", "rx_pfc_ena_frames_pri", "rx_priority_3_xoff", "tx_priority_3_xon.nic",
+        "pfc_pri3_tx_transitions", "rx_pause_frames_x", "rx_priority_33_xoff.nic"}) {
     EXPECT_FALSE(ParsePfcStatName(name).has_value()) << name;
   }
 }

@@ -57,6 +57,7 @@
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
 #include <linux/spinlock.h>
+#include <linux/utsname.h>
 #include <net/dcbnl.h>
 
 #define NPRIO 8
@@ -138,6 +139,30 @@ static unsigned int fw_dcbx_ms = 300;
 module_param(fw_dcbx_ms, uint, 0444);
 MODULE_PARM_DESC(fw_dcbx_ms, "firmware mode: delay before the switch's PFC replaces a host write (ms)");
 
+/*
+ * The driver the test NIC behaves as (docs/drivers.md has a column each):
+ *  - "mlx5": ConnectX's inbox mlx5_core (the default; everything above);
+ *  - "bnxt_en": Broadcom's bnxt_en (drivers/net/ethernet/broadcom/bnxt/
+ *    bnxt_dcb.c), with its ethtool statistics (bnxt_ethtool.c);
+ *  - "ice": Intel's ice (drivers/net/ethernet/intel/ice/ice_dcb_nl.c,
+ *    ice_dcb_lib.c), with its statistics and its fw-lldp-agent private
+ *    flag (ice_ethtool.c).
+ * `ethtool -i` reports the driver's name. The port buffer ops, the PFC
+ * storm prevention tunable, debugfs cc_params and the ecn/ directory are
+ * mlx5's and exist under mlx5 only. Each imitated behaviour names its
+ * function in Linux 6.1.192.
+ */
+static char *driver = "mlx5";
+module_param(driver, charp, 0444);
+MODULE_PARM_DESC(driver, "the driver to behave as: mlx5 (default), bnxt_en or ice");
+
+enum personality { P_MLX5, P_BNXT, P_ICE, P_NUM };
+static enum personality pers;
+static const char *const pers_param[P_NUM] = { "mlx5", "bnxt_en", "ice" };
+/* ethtool -i's driver: mlx5e_ethtool_get_drvinfo (KBUILD_MODNAME),
+ * bnxt_get_drvinfo (DRV_MODULE_NAME), __ice_get_drvinfo (KBUILD_MODNAME) */
+static const char *const pers_driver[P_NUM] = { "mlx5_core", "bnxt_en", "ice" };
+
 /* ---------------------------------------------------------------- stats */
 
 enum prio_stat {
@@ -156,17 +181,46 @@ enum prio_stat {
 	PS_NUM,
 };
 
-static const char *const prio_stat_fmt[PS_NUM] = {
-	[PS_RX_PAUSE] = "rx_prio%d_pause",
-	[PS_RX_PAUSE_DURATION] = "rx_prio%d_pause_duration",
-	[PS_TX_PAUSE] = "tx_prio%d_pause",
-	[PS_TX_PAUSE_DURATION] = "tx_prio%d_pause_duration",
-	[PS_RX_PAUSE_TRANSITION] = "rx_prio%d_pause_transition",
-	[PS_RX_BUF_DISCARD] = "rx_prio%d_buf_discard",
-	[PS_RX_CONG_DISCARD] = "rx_prio%d_cong_discard",
-	[PS_RX_MARKED] = "rx_prio%d_marked",
-	[PS_TX_BYTES] = "tx_prio%d_bytes",
-	[PS_TX_PACKETS] = "tx_prio%d_packets",
+/*
+ * Each driver's ethtool -S name for each counter; NULL: the driver has no
+ * such counter. mlx5: en_stats.c (pport_per_prio_pfc_stats_desc,
+ * pport_per_tc_prio_stats_desc, pport_per_tc_congest_prio_stats_desc,
+ * pport_per_prio_traffic_stats_desc). bnxt_en: bnxt_ethtool.c
+ * (bnxt_port_stats_arr: rx/tx_pfc_ena_frames_pri<N>;
+ * bnxt_port_stats_ext_arr: pfc_pri<N>_rx|tx_duration_us and _transitions,
+ * rx_discard_packets_cos<N>; bnxt_tx_bytes_pri_arr, bnxt_tx_pkts_pri_arr).
+ * ice: ice_ethtool.c (ice_get_strings: rx|tx_priority_<N>_xon|xoff.nic;
+ * the XOFF counts are getpfc's requests and indications in
+ * ice_dcbnl_getpfc). The transition counter stands for ice's XON frames.
+ */
+static const char *const prio_stat_fmt[P_NUM][PS_NUM] = {
+	[P_MLX5] = {
+		[PS_RX_PAUSE] = "rx_prio%d_pause",
+		[PS_RX_PAUSE_DURATION] = "rx_prio%d_pause_duration",
+		[PS_TX_PAUSE] = "tx_prio%d_pause",
+		[PS_TX_PAUSE_DURATION] = "tx_prio%d_pause_duration",
+		[PS_RX_PAUSE_TRANSITION] = "rx_prio%d_pause_transition",
+		[PS_RX_BUF_DISCARD] = "rx_prio%d_buf_discard",
+		[PS_RX_CONG_DISCARD] = "rx_prio%d_cong_discard",
+		[PS_RX_MARKED] = "rx_prio%d_marked",
+		[PS_TX_BYTES] = "tx_prio%d_bytes",
+		[PS_TX_PACKETS] = "tx_prio%d_packets",
+	},
+	[P_BNXT] = {
+		[PS_RX_PAUSE] = "rx_pfc_ena_frames_pri%d",
+		[PS_RX_PAUSE_DURATION] = "pfc_pri%d_rx_duration_us",
+		[PS_TX_PAUSE] = "tx_pfc_ena_frames_pri%d",
+		[PS_TX_PAUSE_DURATION] = "pfc_pri%d_tx_duration_us",
+		[PS_RX_PAUSE_TRANSITION] = "pfc_pri%d_rx_transitions",
+		[PS_RX_BUF_DISCARD] = "rx_discard_packets_cos%d",
+		[PS_TX_BYTES] = "tx_bytes_pri%d",
+		[PS_TX_PACKETS] = "tx_packets_pri%d",
+	},
+	[P_ICE] = {
+		[PS_RX_PAUSE] = "rx_priority_%d_xoff.nic",
+		[PS_TX_PAUSE] = "tx_priority_%d_xoff.nic",
+		[PS_RX_PAUSE_TRANSITION] = "rx_priority_%d_xon.nic",
+	},
 };
 
 enum global_stat {
@@ -178,12 +232,27 @@ enum global_stat {
 	GS_NUM,
 };
 
-static const char *const global_stat_name[GS_NUM] = {
-	[GS_RX_PAUSE_CTRL_PHY] = "rx_pause_ctrl_phy",
-	[GS_TX_PAUSE_CTRL_PHY] = "tx_pause_ctrl_phy",
-	[GS_RX_DISCARDS_PHY] = "rx_discards_phy",
-	[GS_TX_PAUSE_STORM_WARNING] = "tx_pause_storm_warning_events",
-	[GS_TX_PAUSE_STORM_ERROR] = "tx_pause_storm_error_events",
+/* mlx5: pport_phy_statistical / pport_802_3 / pport_pfc_stall groups;
+ * bnxt_en: rx|tx_pause_frames, rx_stat_discard (bnxt_port_stats_arr);
+ * ice: link_xoff_rx|tx.nic, rx_dropped.nic (ice_gstrings_pf_stats). */
+static const char *const global_stat_name[P_NUM][GS_NUM] = {
+	[P_MLX5] = {
+		[GS_RX_PAUSE_CTRL_PHY] = "rx_pause_ctrl_phy",
+		[GS_TX_PAUSE_CTRL_PHY] = "tx_pause_ctrl_phy",
+		[GS_RX_DISCARDS_PHY] = "rx_discards_phy",
+		[GS_TX_PAUSE_STORM_WARNING] = "tx_pause_storm_warning_events",
+		[GS_TX_PAUSE_STORM_ERROR] = "tx_pause_storm_error_events",
+	},
+	[P_BNXT] = {
+		[GS_RX_PAUSE_CTRL_PHY] = "rx_pause_frames",
+		[GS_TX_PAUSE_CTRL_PHY] = "tx_pause_frames",
+		[GS_RX_DISCARDS_PHY] = "rx_stat_discard",
+	},
+	[P_ICE] = {
+		[GS_RX_PAUSE_CTRL_PHY] = "link_xoff_rx.nic",
+		[GS_TX_PAUSE_CTRL_PHY] = "link_xoff_tx.nic",
+		[GS_RX_DISCARDS_PHY] = "rx_dropped.nic",
+	},
 };
 
 /* ---------------------------------------------------------------- state */
@@ -267,6 +336,24 @@ struct dcbtest {
 	/* MLNX_OFED-style ecn */
 	u8 np_enable[NPRIO], rp_enable[NPRIO];
 
+	/* bnxt_en and ice: the DSCPs the firmware's DSCP table maps (to dscp2prio) */
+	u64 fw_dscp_valid;
+	/* bnxt_en (RTNL): bp->ieee_ets and bp->ieee_pfc (have_*: allocated),
+	 * what the firmware's DCBX agent runs, tc_to_qidx, the TC count */
+	struct {
+		bool have_ets, have_pfc;
+		struct ieee_ets ets, fw_ets;
+		struct ieee_pfc pfc;
+		u8 tc_to_qidx[NPRIO];
+		u8 num_tc;
+	} bx;
+	/* ice (RTNL): ICE_FLAG_FW_LLDP_AGENT, pfc_mode DSCP, local_dcbx_cfg */
+	struct {
+		bool fw_lldp, dscp_mode;
+		struct ieee_ets ets;
+		u8 pfc_cap, pfc_en, mbc, pfc_willing;
+	} ic;
+
 	struct kobject *ctl_kobj;
 	struct kobject *ecn_kobj, *np_kobj, *rp_kobj, *np_en_kobj, *rp_en_kobj;
 };
@@ -275,19 +362,11 @@ static struct dcbtest *g;
 
 /* -------------------------------------------------------------- helpers */
 
+/* mlx5 shows the per-priority PFC counters of PFC-enabled priorities only
+ * (stats_mode pfc); bnxt_en and ice show all eight always. */
 static bool pfc_visible(int prio)
 {
-	return !g->stats_pfc_only || (g->pfc.pfc_en & BIT(prio));
-}
-
-static int n_our_stats(void)
-{
-	int p, n = GS_NUM + NPRIO * (PS_NUM - PS_NUM_PFC);
-
-	for (p = 0; p < NPRIO; p++)
-		if (pfc_visible(p))
-			n += PS_NUM_PFC;
-	return n;
+	return pers != P_MLX5 || !g->stats_pfc_only || (g->pfc.pfc_en & BIT(prio));
 }
 
 /*
@@ -302,20 +381,38 @@ static void for_each_stat(stat_fn fn, void *arg)
 	int p, s;
 
 	for (s = 0; s < GS_NUM; s++)
-		fn(global_stat_name[s], &g->global_stats[s], arg);
+		if (global_stat_name[pers][s])
+			fn(global_stat_name[pers][s], &g->global_stats[s], arg);
 	for (p = 0; p < NPRIO; p++)
 		for (s = PS_NUM_PFC; s < PS_NUM; s++) {
-			snprintf(name, sizeof(name), prio_stat_fmt[s], p);
+			if (!prio_stat_fmt[pers][s])
+				continue;
+			snprintf(name, sizeof(name), prio_stat_fmt[pers][s], p);
 			fn(name, &g->prio_stats[s][p], arg);
 		}
 	for (p = 0; p < NPRIO; p++) {
 		if (!pfc_visible(p))
 			continue;
 		for (s = 0; s < PS_NUM_PFC; s++) {
-			snprintf(name, sizeof(name), prio_stat_fmt[s], p);
+			if (!prio_stat_fmt[pers][s])
+				continue;
+			snprintf(name, sizeof(name), prio_stat_fmt[pers][s], p);
 			fn(name, &g->prio_stats[s][p], arg);
 		}
 	}
+}
+
+static void count_stat(const char *name, atomic64_t *ctr, void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static int n_our_stats(void)
+{
+	int n = 0;
+
+	for_each_stat(count_stat, &n);
+	return n;
 }
 
 /* ------------------------------------------------------- ethtool wrappers */
@@ -329,10 +426,14 @@ static int orig_stats_count(struct net_device *dev)
 	return n < 0 ? 0 : n;
 }
 
+static const char *const ice_priv_flag_names[2];
+
 static int dt_get_sset_count(struct net_device *dev, int sset)
 {
 	if (sset == ETH_SS_STATS)
 		return orig_stats_count(dev) + n_our_stats();
+	if (sset == ETH_SS_PRIV_FLAGS && pers == P_ICE)
+		return ARRAY_SIZE(ice_priv_flag_names);
 	if (g->orig_ethtool_ops && g->orig_ethtool_ops->get_sset_count)
 		return g->orig_ethtool_ops->get_sset_count(dev, sset);
 	return -EOPNOTSUPP;
@@ -350,6 +451,11 @@ static void dt_get_strings(struct net_device *dev, u32 sset, u8 *data)
 {
 	int n;
 
+	if (sset == ETH_SS_PRIV_FLAGS && pers == P_ICE) {
+		for (n = 0; n < ARRAY_SIZE(ice_priv_flag_names); n++)
+			strscpy(data + n * ETH_GSTRING_LEN, ice_priv_flag_names[n], ETH_GSTRING_LEN);
+		return;
+	}
 	if (sset != ETH_SS_STATS) {
 		if (g->orig_ethtool_ops && g->orig_ethtool_ops->get_strings)
 			g->orig_ethtool_ops->get_strings(dev, sset, data);
@@ -1087,6 +1193,642 @@ static const struct dcbnl_rtnl_ops dt_dcbnl_ops = {
 	.dcbnl_setbuffer = dt_setbuffer,
 };
 
+/* ------------------------------------------------------ bnxt_en (Broadcom) */
+
+/*
+ * bnxt_en as bnxt_dcb.c has it in Linux 6.1.192, for a PF whose firmware
+ * reports 8 CoS queues of which queues 1 and 2 have a lossless profile
+ * (BNXT_LLQ) and 2 lossless queues at most (max_lltc):
+ *  - dcbx_cap at load (bnxt_dcb_init): IEEE, plus HOST without the
+ *    firmware LLDP agent, plus LLD_MANAGED with the firmware DCBX agent
+ *    (dcbx_mode=firmware here); every set op is -EINVAL without HOST;
+ *  - getets/getpfc (bnxt_dcbnl_ieee_getets, _getpfc): in host mode the
+ *    driver's cached copy of the last accepted set, or nothing (zeroes,
+ *    and getpfc's counters unread) before the first; in firmware mode the
+ *    firmware's (queried once, then cached);
+ *  - setets (bnxt_ets_validate): a priority's TC above max_tc, a tsa other
+ *    than strict or ETS below the highest TC in use (-ENOTSUPP), ETS
+ *    bandwidth over 100, or a 0% ETS class when they sum to 100 (-EINVAL)
+ *    are refused; a change in the number of TCs (bnxt_setup_mq_tc) closes
+ *    and opens the NIC;
+ *  - setpfc (bnxt_hwrm_queue_pfc_cfg): -EINVAL before any ETS was set, or
+ *    for more lossless TCs than max_lltc; a lossless TC on a queue without
+ *    a lossless profile remaps the queues (bnxt_queue_remap: the NIC closed
+ *    and opened); delay and mbc are cached as given;
+ *  - setapp/delapp: the kernel's app table (dcb_ieee_setapp, which adds a
+ *    second entry for a DSCP mapped to another priority; dcb_ieee_delapp)
+ *    and, for DSCP, the firmware's DSCP table (bnxt_hwrm_queue_dscp2pri_cfg:
+ *    add writes the DSCP's priority; delete writes mask 0 for the DSCP,
+ *    which the stand-in takes as "unmapped" whatever the priority);
+ *  - setdcbx (bnxt_dcbnl_setdcbx): 1 (refused) under LLD_MANAGED, for HOST
+ *    with CEE or without IEEE; no buffer ops, no tunable.
+ */
+#define BNXT_MAX_TC 8
+#define BNXT_MAX_LLTC 2
+static const bool bnxt_llq[BNXT_MAX_TC] = { [1] = true, [2] = true };
+
+static void bnxt_close_open(void)
+{
+	/* bnxt_close_nic + bnxt_open_nic: the carrier goes down and up */
+	toggle_port_link();
+}
+
+static int bx_getets(struct net_device *dev, struct ieee_ets *ets)
+{
+	ets->ets_cap = BNXT_MAX_TC;
+	if (!g->bx.have_ets) {
+		if (g->dcbx_cap & DCB_CAP_DCBX_HOST)
+			return 0;
+		g->bx.ets = g->bx.fw_ets;
+		g->bx.have_ets = true;
+	}
+	ets->cbs = g->bx.ets.cbs;
+	memcpy(ets->tc_tx_bw, g->bx.ets.tc_tx_bw, sizeof(ets->tc_tx_bw));
+	memcpy(ets->tc_rx_bw, g->bx.ets.tc_rx_bw, sizeof(ets->tc_rx_bw));
+	memcpy(ets->tc_tsa, g->bx.ets.tc_tsa, sizeof(ets->tc_tsa));
+	memcpy(ets->prio_tc, g->bx.ets.prio_tc, sizeof(ets->prio_tc));
+	return 0;
+}
+
+static int bx_ets_validate(struct net_device *dev, const struct ieee_ets *ets, u8 *tc)
+{
+	int i, total = 0;
+	bool zero = false;
+	u8 max_tc = 0;
+
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (ets->prio_tc[i] > BNXT_MAX_TC) {
+			netdev_err(dev, "priority to TC mapping exceeds TC count %d\n",
+				   ets->prio_tc[i]);
+			return -EINVAL;
+		}
+		if (ets->prio_tc[i] > max_tc)
+			max_tc = ets->prio_tc[i];
+		if ((ets->tc_tx_bw[i] || ets->tc_tsa[i]) && i > BNXT_MAX_TC)
+			return -EINVAL;
+	}
+	for (i = 0; i < max_tc; i++) {
+		switch (ets->tc_tsa[i]) {
+		case IEEE_8021QAZ_TSA_STRICT:
+			break;
+		case IEEE_8021QAZ_TSA_ETS:
+			total += ets->tc_tx_bw[i];
+			zero = zero || !ets->tc_tx_bw[i];
+			break;
+		default:
+			return -ENOTSUPP;
+		}
+	}
+	if (total > 100) {
+		netdev_warn(dev, "rejecting ETS config exceeding available bandwidth\n");
+		return -EINVAL;
+	}
+	if (zero && total == 100) {
+		netdev_warn(dev, "rejecting ETS config starving a TC\n");
+		return -EINVAL;
+	}
+	*tc = max_tc >= BNXT_MAX_TC ? BNXT_MAX_TC : max_tc + 1;
+	return 0;
+}
+
+static int bx_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	u8 num_tc = 0;
+	int err, i;
+
+	g->calls[C_SETETS]++;
+	if (!(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE) || !(g->dcbx_cap & DCB_CAP_DCBX_HOST))
+		return -EINVAL;
+	if (g->refuse_ets)
+		return -g->refuse_ets;
+	err = bx_ets_validate(dev, ets, &num_tc);
+	if (err)
+		return err;
+	if (!g->bx.have_ets) {
+		for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++)
+			g->bx.ets.prio_tc[i] = IEEE_8021QAZ_MAX_TCS;
+		g->bx.have_ets = true;
+	}
+	/* bnxt_setup_mq_tc: a new TC count closes and opens a running NIC */
+	if (num_tc != g->bx.num_tc) {
+		g->bx.num_tc = num_tc;
+		if (netif_running(dev))
+			bnxt_close_open();
+	}
+	g->bx.ets = *ets;
+	return 0;
+}
+
+static int bx_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	int p;
+
+	pfc->pfc_cap = BNXT_MAX_LLTC;
+	if (!g->bx.have_pfc) {
+		if (g->dcbx_cap & DCB_CAP_DCBX_HOST)
+			return 0;
+		g->bx.have_pfc = true;
+		g->bx.pfc.pfc_en = g->peer_pfc >= 0 ? (u8)g->peer_pfc : 0;
+	}
+	pfc->pfc_en = g->bx.pfc.pfc_en;
+	pfc->mbc = g->bx.pfc.mbc;
+	pfc->delay = g->bx.pfc.delay;
+	for (p = 0; p < NPRIO; p++) {
+		pfc->requests[p] = atomic64_read(&g->prio_stats[PS_TX_PAUSE][p]);
+		pfc->indications[p] = atomic64_read(&g->prio_stats[PS_RX_PAUSE][p]);
+	}
+	return 0;
+}
+
+/* bnxt_queue_remap: lossless TCs onto lossless queues first, in order */
+static void bx_queue_remap(unsigned int lltc_mask)
+{
+	unsigned long qmap = 0;
+	int i, j;
+
+	for (i = 0, j = 0; i < BNXT_MAX_TC && j < BNXT_MAX_TC;) {
+		if (lltc_mask & BIT(i)) {
+			if (bnxt_llq[j]) {
+				g->bx.tc_to_qidx[i] = j;
+				__set_bit(j, &qmap);
+				i++;
+			}
+			j++;
+			continue;
+		}
+		i++;
+	}
+	for (i = 0, j = 0; i < BNXT_MAX_TC; i++) {
+		if (lltc_mask & BIT(i))
+			continue;
+		j = find_next_zero_bit(&qmap, BNXT_MAX_TC, j);
+		g->bx.tc_to_qidx[i] = j;
+		__set_bit(j, &qmap);
+		j++;
+	}
+	if (netif_running(g->dev))
+		bnxt_close_open();
+}
+
+static int bx_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	unsigned int tc_mask = 0;
+	int i, pri, lltc = 0;
+
+	g->calls[C_SETPFC]++;
+	if (!(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE) || !(g->dcbx_cap & DCB_CAP_DCBX_HOST))
+		return -EINVAL;
+	if (g->refuse_pfc)
+		return -g->refuse_pfc;
+	/* bnxt_hwrm_queue_pfc_cfg */
+	if (!g->bx.have_ets)
+		return -EINVAL;
+	for (i = 0; i < BNXT_MAX_TC; i++) {
+		for (pri = 0; pri < IEEE_8021QAZ_MAX_TCS; pri++)
+			if ((pfc->pfc_en & BIT(pri)) && g->bx.ets.prio_tc[pri] == i)
+				tc_mask |= BIT(i);
+		if (tc_mask & BIT(i))
+			lltc++;
+	}
+	if (lltc > BNXT_MAX_LLTC)
+		return -EINVAL;
+	for (i = 0; i < BNXT_MAX_TC; i++)
+		if ((tc_mask & BIT(i)) && !bnxt_llq[g->bx.tc_to_qidx[i]]) {
+			bx_queue_remap(tc_mask);
+			break;
+		}
+	g->bx.pfc = *pfc;
+	g->bx.have_pfc = true;
+	g->pfc.pfc_en = pfc->pfc_en;	/* the storm's and pfc_visible's view */
+	return 0;
+}
+
+static int bx_setapp(struct net_device *dev, struct dcb_app *app)
+{
+	int err;
+
+	g->calls[C_SETAPP]++;
+	if (!(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE) || !(g->dcbx_cap & DCB_CAP_DCBX_HOST))
+		return -EINVAL;
+	/* bnxt_dcbnl_ieee_dscp_app_prep: max_dscp_value 63 */
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP && app->protocol >= MAX_DSCP)
+		return -EINVAL;
+	if (g->refuse_app)
+		return -g->refuse_app;
+	err = dcb_ieee_setapp(dev, app);
+	if (err)
+		return err;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP) {
+		g->dscp2prio[app->protocol] = app->priority;
+		g->fw_dscp_valid |= BIT_ULL(app->protocol);
+	}
+	return 0;
+}
+
+static int bx_delapp(struct net_device *dev, struct dcb_app *app)
+{
+	int err;
+
+	g->calls[C_DELAPP]++;
+	if (!(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE) || !(g->dcbx_cap & DCB_CAP_DCBX_HOST))
+		return -EINVAL;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP && app->protocol >= MAX_DSCP)
+		return -EINVAL;
+	if (g->refuse_app)
+		return -g->refuse_app;
+	err = dcb_ieee_delapp(dev, app);
+	if (err)
+		return err;
+	if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP)
+		g->fw_dscp_valid &= ~BIT_ULL(app->protocol);
+	return 0;
+}
+
+static u8 bx_setdcbx(struct net_device *dev, u8 mode)
+{
+	g->calls[C_SETDCBX]++;
+	if (g->refuse_dcbx)
+		return 1;
+	/* "All firmware DCBX settings are set in NVRAM" */
+	if (g->dcbx_cap & DCB_CAP_DCBX_LLD_MANAGED)
+		return 1;
+	if (mode & DCB_CAP_DCBX_HOST) {
+		if ((mode & DCB_CAP_DCBX_VER_CEE) || !(mode & DCB_CAP_DCBX_VER_IEEE))
+			return 1;
+	}
+	g->dcbx_cap = mode;
+	g->dcbx_host = !!(mode & DCB_CAP_DCBX_HOST);
+	return 0;
+}
+
+static const struct dcbnl_rtnl_ops bx_dcbnl_ops = {
+	.ieee_getets = bx_getets,
+	.ieee_setets = bx_setets,
+	.ieee_getpfc = bx_getpfc,
+	.ieee_setpfc = bx_setpfc,
+	.ieee_setapp = bx_setapp,
+	.ieee_delapp = bx_delapp,
+	.getdcbx = dt_getdcbx,
+	.setdcbx = bx_setdcbx,
+};
+
+/* ----------------------------------------------------------- ice (Intel) */
+
+/*
+ * ice as ice_dcb_nl.c and ice_dcb_lib.c have it in Linux 6.1.192, for an
+ * E810 port with 8 TCs (maxtc) and the DSCP feature (ICE_F_DSCP):
+ *  - the firmware LLDP agent (private flag fw-lldp-agent, ice_set_priv_flags):
+ *    on, dcbx_cap is LLD_MANAGED|IEEE and setets, setpfc, setapp and
+ *    delapp are -EINVAL, setdcbx refused; turning it off stops the agent,
+ *    takes the software default configuration (ice_init_pf_dcb ->
+ *    ice_dcb_sw_dflt_cfg) and reports HOST|IEEE; turning it on is
+ *    -EOPNOTSUPP in DSCP mode, else LLD_MANAGED and a link reset;
+ *  - the software default (ice_dcb_sw_dflt_cfg): ETS willing, TC 0 at 100%
+ *    ETS, the other TCs strict at 0%, every priority on TC 0; PFC willing,
+ *    pfc_cap 8, none enabled;
+ *  - getets/getpfc (ice_dcbnl_getets, ice_dcbnl_getpfc) read the port's
+ *    local configuration: what was last applied, willing included; the PFC
+ *    delay is the port's register (PRTDCB_GENC.PFCLDA, 0 here), never what
+ *    was set; requests and indications are the XOFF counters;
+ *  - setets (ice_dcbnl_setets, ice_dcb_bwchk): the bandwidth of the TCs in
+ *    use (contiguous from TC 0) must sum to 100, or to 0 (TC 0 then 100);
+ *    in DSCP mode the priority-to-TC map cannot change and is left as it
+ *    is, silently; setpfc (ice_dcbnl_setpfc) keeps pfc_en and pfc_cap (0:
+ *    maxtc), not the delay. A change is committed with a reset of the
+ *    netdev (ice_pf_dcb_cfg, ice_dcbnl_devreset: dev_close and dev_open);
+ *  - setapp (ice_dcbnl_setapp): DSCP entries only (-EINVAL otherwise); a
+ *    priority of maxtc or above, or a DSCP already mapped (delete it
+ *    first), -EINVAL; the first entry switches the port to L3 DSCP mode,
+ *    which resets ETS to TC 0 at 100% with priority i on TC i;
+ *  - delapp (ice_dcbnl_delapp): an entry not in the table is refused; the
+ *    last one switches back to L2 VLAN mode and the software default.
+ */
+#define ICE_MAXTC 8
+
+static void ice_sw_default(void)
+{
+	memset(&g->ic.ets, 0, sizeof(g->ic.ets));
+	g->ic.ets.willing = 1;
+	g->ic.ets.ets_cap = ICE_MAXTC;
+	g->ic.ets.tc_tx_bw[0] = 100;
+	g->ic.ets.tc_tsa[0] = IEEE_8021QAZ_TSA_ETS;
+	g->ic.pfc_willing = 1;
+	g->ic.pfc_cap = ICE_MAXTC;
+	g->ic.pfc_en = 0;
+	g->ic.mbc = 0;
+}
+
+static void ice_devreset(void)
+{
+	/* ice_dcbnl_devreset: dev_close + dev_open */
+	toggle_port_link();
+}
+
+static int ice_getets(struct net_device *dev, struct ieee_ets *ets)
+{
+	ets->willing = g->ic.ets.willing;
+	ets->ets_cap = ICE_MAXTC;
+	ets->cbs = g->ic.ets.cbs;
+	memcpy(ets->tc_tx_bw, g->ic.ets.tc_tx_bw, sizeof(ets->tc_tx_bw));
+	memcpy(ets->tc_rx_bw, g->ic.ets.tc_tx_bw, sizeof(ets->tc_rx_bw));
+	memcpy(ets->tc_tsa, g->ic.ets.tc_tsa, sizeof(ets->tc_tsa));
+	memcpy(ets->prio_tc, g->ic.ets.prio_tc, sizeof(ets->prio_tc));
+	return 0;
+}
+
+/* ice_dcb_get_num_tc: TCs in use, contiguous from TC 0 (1 otherwise) */
+static int ice_num_tc(const u8 *prio_tc)
+{
+	u8 used = 0;
+	bool gap = false;
+	int i, n = 0;
+
+	for (i = 0; i < NPRIO; i++)
+		used |= BIT(prio_tc[i]);
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		if (used & BIT(i)) {
+			if (gap)
+				return 1;
+			n++;
+		} else {
+			gap = true;
+		}
+	}
+	return n ?: 1;
+}
+
+/* ice_dcb_bwchk */
+static int ice_bwchk(struct net_device *dev, struct ieee_ets *e)
+{
+	int i, n = ice_num_tc(e->prio_tc), total = 0;
+
+	if (n == 1) {
+		e->tc_tx_bw[0] = 100;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		total += e->tc_tx_bw[i];
+	if (!total) {
+		e->tc_tx_bw[0] = 100;
+	} else if (total != 100) {
+		netdev_err(dev, "Invalid config, total bandwidth must equal 100\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool ice_lld_managed(void)
+{
+	return g->dcbx_cap & DCB_CAP_DCBX_LLD_MANAGED;
+}
+
+static int ice_setets(struct net_device *dev, struct ieee_ets *ets)
+{
+	struct ieee_ets n = g->ic.ets;
+	int i, bw = 0;
+
+	g->calls[C_SETETS]++;
+	if (ice_lld_managed() || !(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE))
+		return -EINVAL;
+	if (g->refuse_ets)
+		return -g->refuse_ets;
+	n.willing = ets->willing;
+	n.cbs = ets->cbs;
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		n.tc_tx_bw[i] = ets->tc_tx_bw[i];
+		bw += ets->tc_tx_bw[i];
+		n.tc_tsa[i] = ets->tc_tsa[i];
+		if (!g->ic.dscp_mode)	/* in DSCP mode up->tc cannot change */
+			n.prio_tc[i] = ets->prio_tc[i];
+	}
+	if (ice_bwchk(dev, &n))
+		return -EINVAL;
+	if (!bw)
+		n.tc_tx_bw[0] = 100;
+	if (memcmp(&n, &g->ic.ets, sizeof(n))) {
+		g->ic.ets = n;
+		ice_devreset();
+	}
+	return 0;
+}
+
+static int ice_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	int p;
+
+	pfc->pfc_cap = g->ic.pfc_cap;
+	pfc->pfc_en = g->ic.pfc_en;
+	pfc->mbc = g->ic.mbc;
+	pfc->delay = 0;	/* PRTDCB_GENC.PFCLDA */
+	for (p = 0; p < NPRIO; p++) {
+		pfc->requests[p] = atomic64_read(&g->prio_stats[PS_TX_PAUSE][p]);
+		pfc->indications[p] = atomic64_read(&g->prio_stats[PS_RX_PAUSE][p]);
+	}
+	return 0;
+}
+
+static int ice_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
+{
+	u8 cap;
+
+	g->calls[C_SETPFC]++;
+	if (ice_lld_managed() || !(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE))
+		return -EINVAL;
+	if (g->refuse_pfc)
+		return -g->refuse_pfc;
+	cap = pfc->pfc_cap ?: ICE_MAXTC;
+	if (cap != g->ic.pfc_cap || pfc->pfc_en != g->ic.pfc_en) {
+		g->ic.pfc_cap = cap;
+		g->ic.pfc_en = pfc->pfc_en;
+		g->pfc.pfc_en = pfc->pfc_en;
+		ice_devreset();
+	}
+	return 0;
+}
+
+static int ice_setapp(struct net_device *dev, struct dcb_app *app)
+{
+	int err, i;
+
+	g->calls[C_SETAPP]++;
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP)
+		return -EINVAL;
+	if (ice_lld_managed()) {
+		netdev_err(dev, "can't do DSCP QoS when FW DCB agent active\n");
+		return -EINVAL;
+	}
+	if (!(g->dcbx_cap & DCB_CAP_DCBX_VER_IEEE))
+		return -EINVAL;
+	if (app->protocol >= MAX_DSCP || app->priority >= ICE_MAXTC)
+		return -EINVAL;
+	if (g->refuse_app)
+		return -g->refuse_app;
+	err = dcb_ieee_setapp(dev, app);
+	if (err)
+		return err;
+	if (g->fw_dscp_valid & BIT_ULL(app->protocol)) {
+		netdev_err(dev, "DSCP value 0x%04X already user mapped\n", app->protocol);
+		dcb_ieee_delapp(dev, app);
+		return -EINVAL;
+	}
+	g->fw_dscp_valid |= BIT_ULL(app->protocol);
+	if (!g->ic.dscp_mode) {
+		netdev_info(dev, "Switched QoS to L3 DSCP mode\n");
+		g->ic.dscp_mode = true;
+		g->ic.ets.willing = 0;
+		g->ic.pfc_cap = ICE_MAXTC;
+		g->ic.pfc_willing = 0;
+		for (i = 0; i < ICE_MAXTC; i++) {
+			g->ic.ets.tc_tx_bw[i] = i ? 0 : 100;
+			g->ic.ets.tc_tsa[i] = IEEE_8021QAZ_TSA_ETS;
+			g->ic.ets.prio_tc[i] = i;
+		}
+	}
+	g->dscp2prio[app->protocol] = app->priority;
+	ice_devreset();
+	return 0;
+}
+
+static int ice_delapp(struct net_device *dev, struct dcb_app *app)
+{
+	int err;
+
+	g->calls[C_DELAPP]++;
+	if (ice_lld_managed()) {
+		netdev_err(dev, "can't delete DSCP netlink app when FW DCB agent is active\n");
+		return -EINVAL;
+	}
+	if (g->refuse_app)
+		return -g->refuse_app;
+	err = dcb_ieee_delapp(dev, app);
+	if (err)
+		return err;
+	if (app->selector != IEEE_8021QAZ_APP_SEL_DSCP || app->protocol >= MAX_DSCP ||
+	    !(g->fw_dscp_valid & BIT_ULL(app->protocol)) ||
+	    g->dscp2prio[app->protocol] != app->priority)
+		return -EINVAL;	/* not in the port's app list */
+	g->fw_dscp_valid &= ~BIT_ULL(app->protocol);
+	g->dscp2prio[app->protocol] = app->protocol % 8;
+	if (!g->fw_dscp_valid && g->ic.dscp_mode) {
+		netdev_info(dev, "Switched QoS to L2 VLAN mode\n");
+		g->ic.dscp_mode = false;
+		ice_sw_default();
+		g->pfc.pfc_en = 0;
+	}
+	ice_devreset();
+	return 0;
+}
+
+static u8 ice_setdcbx(struct net_device *dev, u8 mode)
+{
+	g->calls[C_SETDCBX]++;
+	if (g->refuse_dcbx)
+		return 1;
+	if (g->ic.fw_lldp)	/* ICE_DCB_NO_HW_CHG */
+		return 1;
+	if ((mode & DCB_CAP_DCBX_LLD_MANAGED) ||
+	    ((mode & DCB_CAP_DCBX_VER_IEEE) && (mode & DCB_CAP_DCBX_VER_CEE)) ||
+	    !(mode & DCB_CAP_DCBX_HOST))
+		return 1;
+	if (mode == g->dcbx_cap || g->ic.dscp_mode)
+		return 1;
+	g->dcbx_cap = mode;
+	return 0;
+}
+
+static const struct dcbnl_rtnl_ops ice_dcbnl_ops = {
+	.ieee_getets = ice_getets,
+	.ieee_setets = ice_setets,
+	.ieee_getpfc = ice_getpfc,
+	.ieee_setpfc = ice_setpfc,
+	.ieee_setapp = ice_setapp,
+	.ieee_delapp = ice_delapp,
+	.getdcbx = dt_getdcbx,
+	.setdcbx = ice_setdcbx,
+};
+
+/* The firmware LLDP agent on (dcbx_mode=firmware at load) or off. */
+static void ice_set_fw_lldp(bool on)
+{
+	g->ic.fw_lldp = on;
+	g->dcbx_host = !on;
+	g->dcbx_cap = (on ? DCB_CAP_DCBX_LLD_MANAGED : DCB_CAP_DCBX_HOST) |
+		      DCB_CAP_DCBX_VER_IEEE;
+	ice_sw_default();
+	/* with the agent on, the port runs what the switch's DCBX gave it */
+	if (on && g->peer_pfc >= 0)
+		g->ic.pfc_en = (u8)g->peer_pfc;
+	g->pfc.pfc_en = g->ic.pfc_en;
+}
+
+/* ice_gstrings_priv_flags, in ice's order (the first two of six) */
+static const char *const ice_priv_flag_names[2] = { "link-down-on-close", "fw-lldp-agent" };
+#define ICE_PRIV_FW_LLDP BIT(1)
+
+static u32 ice_get_priv_flags(struct net_device *dev)
+{
+	return g->ic.fw_lldp ? ICE_PRIV_FW_LLDP : 0;
+}
+
+/* ice_set_priv_flags: the fw-lldp-agent part */
+static int ice_set_priv_flags(struct net_device *dev, u32 flags)
+{
+	bool on = flags & ICE_PRIV_FW_LLDP;
+
+	if (flags & ~(u32)(BIT(ARRAY_SIZE(ice_priv_flag_names)) - 1))
+		return -EINVAL;
+	if (on == g->ic.fw_lldp)
+		return 0;
+	if (on && g->ic.dscp_mode) {
+		netdev_err(dev, "QoS in L3 DSCP mode, FW Agent not allowed to start\n");
+		return -EOPNOTSUPP;
+	}
+	ice_set_fw_lldp(on);
+	if (on)
+		ice_devreset();	/* ice_nway_reset */
+	dcbnl_ieee_notify(dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
+	return 0;
+}
+
+/* ------------------------------------------------------ per-driver setup */
+
+static void dt_get_drvinfo(struct net_device *dev, struct ethtool_drvinfo *info)
+{
+	if (g->orig_ethtool_ops && g->orig_ethtool_ops->get_drvinfo)
+		g->orig_ethtool_ops->get_drvinfo(dev, info);
+	strscpy(info->driver, pers_driver[pers], sizeof(info->driver));
+	/* in-tree drivers report the kernel's release as their version */
+	strscpy(info->version, init_utsname()->release, sizeof(info->version));
+	snprintf(info->fw_version, sizeof(info->fw_version), "dcbtest-%s", pers_param[pers]);
+}
+
+static void pers_init_state(void)
+{
+	int i;
+
+	g->fw_dscp_valid = 0;
+	switch (pers) {
+	case P_BNXT:
+		memset(&g->bx, 0, sizeof(g->bx));
+		for (i = 0; i < BNXT_MAX_TC; i++)
+			g->bx.tc_to_qidx[i] = i;
+		g->bx.num_tc = 1;
+		/* what the firmware's DCBX agent runs: every priority on TC 0, ETS 100% */
+		g->bx.fw_ets.tc_tsa[0] = IEEE_8021QAZ_TSA_ETS;
+		g->bx.fw_ets.tc_tx_bw[0] = 100;
+		g->dcbx_cap = DCB_CAP_DCBX_VER_IEEE |
+			(g->dcbx_host ? DCB_CAP_DCBX_HOST : DCB_CAP_DCBX_LLD_MANAGED);
+		g->pfc.pfc_en = 0;
+		break;
+	case P_ICE:
+		memset(&g->ic, 0, sizeof(g->ic));
+		ice_set_fw_lldp(!g->dcbx_host);
+		break;
+	default:
+		break;
+	}
+}
+
 /* ----------------------------------------------------------------- storm */
 
 /*
@@ -1229,8 +1971,12 @@ static ssize_t ctl_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	if (r)
 		return sysfs_emit(buf, "%d\n", *r);
-	if (attr == &ctl_trust)
-		return sysfs_emit(buf, "%s\n", g->trust_dscp ? "dscp" : "pcp");
+	if (attr == &ctl_trust) {
+		bool dscp = pers == P_MLX5 ? g->trust_dscp :
+			    pers == P_ICE ? g->ic.dscp_mode : g->fw_dscp_valid != 0;
+
+		return sysfs_emit(buf, "%s\n", dscp ? "dscp" : "pcp");
+	}
 	if (attr == &ctl_link_flaps)
 		return sysfs_emit(buf, "%llu\n", g->link_flaps);
 	if (attr == &ctl_flap_ms)
@@ -1280,7 +2026,9 @@ static ssize_t ctl_show(struct kobject *kobj, struct kobj_attribute *attr,
 				.protocol = i,
 			};
 
-			if (dcb_ieee_getapp_mask(g->dev, &a))
+			/* bnxt_en, ice: the firmware's DSCP table */
+			if (pers == P_MLX5 ? dcb_ieee_getapp_mask(g->dev, &a) != 0 :
+			    (g->fw_dscp_valid & BIT_ULL(i)) != 0)
 				n += sysfs_emit_at(buf, n, "%d %d\n", i,
 						   g->dscp2prio[i]);
 		}
@@ -1384,6 +2132,8 @@ static int store_storm(const char *buf)
 }
 
 static int store_reset(void);
+static void delete_app_entries(void);
+static void pers_init_state(void);
 
 /*
  * The firmware's own DCBX mode, as mlxconfig LLDP_NB_DCBX_P1 and a reboot
@@ -1403,6 +2153,14 @@ static int store_dcbx_fw(const char *buf)
 	if (!rtnl_trylock())
 		return restart_syscall();
 	g->dcbx_host = host;
+	if (pers != P_MLX5) {
+		/* bnxt_en: NVM and a reload; ice: as the fw-lldp-agent flag */
+		delete_app_entries();
+		pers_init_state();
+		dcbnl_ieee_notify(g->dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
+		rtnl_unlock();
+		return 0;
+	}
 	g->dcbx_cap = DCB_CAP_DCBX_VER_IEEE | DCB_CAP_DCBX_VER_CEE;
 	if (host)
 		g->dcbx_cap |= DCB_CAP_DCBX_HOST;
@@ -1796,7 +2554,8 @@ static int create_sysfs(struct net_device *dev)
 	g->ctl_kobj = kobject_create_and_add("dcbtest", parent);
 	if (!g->ctl_kobj)
 		return -ENOMEM;
-	if (!ofed_ecn)	/* the inbox driver: no ecn/ directory at all */
+	/* the inbox driver (and bnxt_en, ice): no ecn/ directory at all */
+	if (!ofed_ecn || pers != P_MLX5)
 		return sysfs_create_group(g->ctl_kobj, &ctl_group);
 	g->ecn_kobj = kobject_create_and_add("ecn", parent);
 	if (!g->ecn_kobj)
@@ -1845,6 +2604,7 @@ static void init_state(void)
 	g->buf.total = 512 * 1024;
 	g->buf.cells[0] = 256 * 1024 / PORT_BUFF_CELL_SZ;
 	g->buf.cells[1] = 128 * 1024 / PORT_BUFF_CELL_SZ;
+	pers_init_state();
 }
 
 /* Called under RTNL: removes the DSCP app entries this NIC holds. */
@@ -1852,16 +2612,20 @@ static void delete_app_entries(void)
 {
 	int i;
 
-	for (i = 0; i < MAX_DSCP; i++) {
-		struct dcb_app a = {
-			.selector = IEEE_8021QAZ_APP_SEL_DSCP,
-			.protocol = i,
-			.priority = g->dscp2prio[i],
-		};
+	int p;
 
-		if (dcb_ieee_getapp_mask(g->dev, &a))
+	/* every priority: bnxt_en's table can hold two entries for a DSCP */
+	for (i = 0; i < MAX_DSCP; i++)
+		for (p = 0; p < NPRIO; p++) {
+			struct dcb_app a = {
+				.selector = IEEE_8021QAZ_APP_SEL_DSCP,
+				.protocol = i,
+				.priority = p,
+			};
+
 			dcb_ieee_delapp(g->dev, &a);
-	}
+		}
+	g->fw_dscp_valid = 0;
 }
 
 /* Called under RTNL. Gives the device its original ops back. */
@@ -1909,6 +2673,15 @@ static int __init dt_init(void)
 	INIT_DELAYED_WORK(&g->storm_work, storm_work_fn);
 	INIT_DELAYED_WORK(&g->carrier_work, carrier_work_fn);
 	INIT_DELAYED_WORK(&g->fw_dcbx_work, fw_dcbx_work_fn);
+	for (pers = 0; pers < P_NUM; pers++)
+		if (!strcmp(driver, pers_param[pers]) || !strcmp(driver, pers_driver[pers]))
+			break;
+	if (pers == P_NUM) {
+		pr_err("roce_dcbtest: driver=%s: want mlx5, bnxt_en or ice\n", driver);
+		kfree(g);
+		g = NULL;
+		return -EINVAL;
+	}
 	if (strcmp(dcbx_mode, "host") && strcmp(dcbx_mode, "firmware")) {
 		pr_err("roce_dcbtest: dcbx_mode=%s: want host or firmware\n", dcbx_mode);
 		kfree(g);
@@ -1941,7 +2714,8 @@ static int __init dt_init(void)
 		g = NULL;
 		return err;
 	}
-	create_cc_debugfs(dev);
+	if (pers == P_MLX5)
+		create_cc_debugfs(dev);
 	netdev_hold(dev, &g->tracker, GFP_KERNEL);
 	g->dev = dev;
 	g->orig_ethtool_ops = dev->ethtool_ops;
@@ -1950,10 +2724,18 @@ static int __init dt_init(void)
 	g->ethtool_ops.get_sset_count = dt_get_sset_count;
 	g->ethtool_ops.get_strings = dt_get_strings;
 	g->ethtool_ops.get_ethtool_stats = dt_get_ethtool_stats;
-	g->ethtool_ops.get_tunable = dt_get_tunable;
-	g->ethtool_ops.set_tunable = dt_set_tunable;
+	g->ethtool_ops.get_drvinfo = dt_get_drvinfo;
+	if (pers == P_MLX5) {
+		g->ethtool_ops.get_tunable = dt_get_tunable;
+		g->ethtool_ops.set_tunable = dt_set_tunable;
+	}
+	if (pers == P_ICE) {
+		g->ethtool_ops.get_priv_flags = ice_get_priv_flags;
+		g->ethtool_ops.set_priv_flags = ice_set_priv_flags;
+	}
 	dev->ethtool_ops = &g->ethtool_ops;
-	dev->dcbnl_ops = &dt_dcbnl_ops;
+	dev->dcbnl_ops = pers == P_BNXT ? &bx_dcbnl_ops :
+			 pers == P_ICE ? &ice_dcbnl_ops : &dt_dcbnl_ops;
 	rtnl_unlock();
 
 	err = register_netdevice_notifier(&dt_notifier);
@@ -1965,7 +2747,7 @@ static int __init dt_init(void)
 		g = NULL;
 		return err;
 	}
-	netdev_info(dev, "roce_dcbtest: attached (DCB test NIC)\n");
+	netdev_info(dev, "roce_dcbtest: attached (DCB test NIC as %s)\n", pers_driver[pers]);
 	return 0;
 }
 

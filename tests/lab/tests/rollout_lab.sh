@@ -2,10 +2,11 @@
 # `rocectl rollout` across the lab's three agents (issues 15 and 39's
 # done-when), each node judging its change by real RC probes, on the lab's
 # one bridge:
-#  1. A good config (RoCE ToS 104, DSCP 26) with default settings (canary
-#     1 then batches up to 2, the default policy: 60 s, converged, no PFC
-#     storm, and probes to two other targets chosen by rocectl, announced
-#     first): every node confirms by itself; the rollout exits 0.
+#  1. A good config (RoCE ToS 104, DSCP 26) with the default policy (60 s,
+#     converged, no PFC storm, and probes to two other targets chosen by
+#     rocectl, announced first), all three nodes in one batch (one 60 s
+#     window; test 4 covers batches): every node confirms by itself; the
+#     rollout exits 0.
 #  2. The bridge drops RoCE of DSCP 46. A config moving the ToS to 184
 #     (DSCP 46), default settings again: the canary (node1) probes node2
 #     and node3 in its new class, rolls back by itself inside its window,
@@ -81,9 +82,9 @@ tos_of() { json_get "$(pctl "$1" -o json status)" "j['config']['desired'].get('i
 provisional() { json_get "$(pctl "$1" -o json status)" "'confirmDeadline' in j['config']"; }
 policy="window=10s,converged,no-pfc-storm,probe=$PEER"
 
-# --- 1. a good config confirms on every node, with default settings --------
+# --- 1. a good config confirms on every node, with the default policy -----
 t0=$(date +%s.%N)
-rollout -f "$tmp/good.yaml" --max-unavailable 2
+rollout -f "$tmp/good.yaml" --canary 3 --max-unavailable 3
 took_good=$(elapsed "$t0")
 ((RC == 0)) || fail "rollout of a good config with default settings exited $RC:
 $OUT"
