@@ -152,10 +152,15 @@ std::optional<int> ParseSetStatus(nlmsghdr* reply) {
   nlattr* tb[DCB_ATTR_MAX + 1] = {};
   if (nlmsg_parse(reply, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return std::nullopt;
   if (!tb[DCB_ATTR_IEEE]) return std::nullopt;
-  // A u8 holding a negative errno, truncated: read it back as signed.
+  // A u8 holding what the driver's op returned, truncated: a negative
+  // errno read back as signed. A positive value is a success code: ice
+  // returns ICE_DCB_NO_HW_CHG (1) and ICE_DCB_HW_CHG (2) for changes taken
+  // without a reset (ice_dcbnl_setapp, ice_dcbnl_delapp), and no errno
+  // truncates to 1-127.
   std::optional<uint8_t> status = U8(tb[DCB_ATTR_IEEE]);
   if (!status) return std::nullopt;
-  return -static_cast<int8_t>(*status);
+  const int8_t value = static_cast<int8_t>(*status);
+  return value > 0 ? 0 : -value;
 }
 
 namespace {

@@ -8,8 +8,18 @@
 
 namespace roced::reconcile {
 
+const hal::DriverProfile& LinuxNodeIo::ProfileOf(const std::string& netdev) const {
+  absl::StatusOr<hal::DriverInfo> info = info_.Driver(netdev);
+  return hal::ProfileFor(info.ok() ? info->driver : "");
+}
+
+void LinuxNodeIo::NoteResetWrite(const std::string& netdev) {
+  if (on_link_toggle_ && ProfileOf(netdev).dcb_writes_reset_link) on_link_toggle_(netdev);
+}
+
 InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
   InterfaceObserved o;
+  if (auto info = info_.Driver(t.netdev); info.ok()) o.driver = info->driver;
   if (auto mtu = link_.Get(t.netdev); mtu.ok()) o.mtu = *mtu;
   if (auto dcb = dcb_->Get(t.netdev); dcb.ok()) {
     DscpMap m;
@@ -79,6 +89,8 @@ absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const Ds
   for (const auto& [dscp, prio] : have) {
     if (!want.contains(dscp)) removed.push_back({hal::kAppSelectorDscp, prio, dscp});
   }
+  NoteResetWrite(t.netdev);
+  if (ProfileOf(t.netdev).dscp_remap == hal::DscpRemap::kDeleteFirst) return SetDscpDeleteFirst(t, add, remapped, removed);
   // Add before delete: on mlx5 removing the last DSCP entry drops the
   // port to PCP trust, which a remap must not pass through.
   if (absl::Status s = dcb_->AddApps(t.netdev, add); !s.ok()) return s;
@@ -104,6 +116,7 @@ absl::Status LinuxNodeIo::SetEts(const Target& t, const Ets& want) {
   e.prio_tc = want.prio_tc;
   e.tc_tx_bw = want.tc_bw;
   e.tc_tsa = want.tsa;
+  NoteResetWrite(t.netdev);
   return dcb_->SetEts(t.netdev, e);
 }
 
@@ -112,9 +125,41 @@ absl::Status LinuxNodeIo::SetPfc(const Target& t, const Pfc& want) {
   if (!current.ok()) return current.status();
   hal::DcbPfc p = current->pfc.value_or(hal::DcbPfc{});
   if (on_link_toggle_ && p.pfc_en != want.enabled) on_link_toggle_(t.netdev);
+  NoteResetWrite(t.netdev);
   p.pfc_en = want.enabled;
   p.delay = want.delay;
   return dcb_->SetPfc(t.netdev, p);
+}
+
+absl::Status LinuxNodeIo::SetDscpDeleteFirst(const Target& t, const std::vector<hal::DcbApp>& add,
+                                             const std::vector<hal::DcbApp>& remapped,
+                                             const std::vector<hal::DcbApp>& removed) {
+  // bnxt_en and ice (hal::DscpRemap::kDeleteFirst): the DSCPs new to the
+  // table first, so a remap of one entry among others never empties it
+  // (ice returns to L2 VLAN mode and its default ETS and PFC when it is
+  // emptied); then each remapped DSCP deleted and added back; the removed
+  // ones last. One request each: the kernel stops a multi-entry request
+  // at its first error.
+  std::vector<hal::DcbApp> fresh, moved;
+  for (const hal::DcbApp& a : add) {
+    bool is_remap = false;
+    for (const hal::DcbApp& old : remapped) is_remap |= old.protocol == a.protocol;
+    (is_remap ? moved : fresh).push_back(a);
+  }
+  for (const hal::DcbApp& a : fresh) {
+    if (absl::Status s = dcb_->AddApps(t.netdev, {a}); !s.ok()) return s;
+  }
+  for (const hal::DcbApp& old : remapped) {
+    if (absl::Status s = dcb_->DelApps(t.netdev, {old}); !s.ok() && !absl::IsNotFound(s)) return s;
+    for (const hal::DcbApp& a : moved) {
+      if (a.protocol != old.protocol) continue;
+      if (absl::Status s = dcb_->AddApps(t.netdev, {a}); !s.ok()) return s;
+    }
+  }
+  for (const hal::DcbApp& r : removed) {
+    if (absl::Status s = dcb_->DelApps(t.netdev, {r}); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LinuxNodeIo::SetEcn(const Target& t, hal::EcnRole role, uint8_t from, uint8_t to) {

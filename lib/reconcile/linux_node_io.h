@@ -17,6 +17,8 @@
 #include "hal/dcb_netlink.h"
 #include "hal/ecn_files.h"
 #include "hal/ethtool_tunable.h"
+#include "hal/driver_profile.h"
+#include "hal/ethtool_info.h"
 #include "hal/hugepage_pools.h"
 #include "hal/link_mtu.h"
 #include "hal/rdma_cm.h"
@@ -67,7 +69,17 @@ class LinuxNodeIo : public NodeIo {
   hal::EthtoolTunable tunable_;
   hal::RdmaCm rdma_cm_;
   hal::HugepagePools hugepages_;
+  hal::EthtoolInfo info_;
   std::function<void(const std::string&)> on_link_toggle_;
+
+  // The profile of `netdev`'s driver (ethtool -i; "other" when unknown).
+  const hal::DriverProfile& ProfileOf(const std::string& netdev) const;
+  absl::Status SetDscpDeleteFirst(const Target& t, const std::vector<hal::DcbApp>& add,
+                                  const std::vector<hal::DcbApp>& remapped, const std::vector<hal::DcbApp>& removed);
+  // Tells on_link_toggle_ before a write the driver answers with a reset
+  // of the netdev (ice: any DCB change; bnxt_en: a TC count or queue
+  // change), so its carrier changes are not taken for flaps.
+  void NoteResetWrite(const std::string& netdev);
 };
 
 }  // namespace roced::reconcile

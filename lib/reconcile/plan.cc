@@ -1,7 +1,10 @@
 #include "reconcile/plan.h"
 
+#include <array>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hal/driver_profile.h"
 #include "model/match.h"
 #include "model/validate.h"
 #include "reconcile/fields.h"
@@ -108,34 +111,49 @@ class Planner {
     Compare(spec, 0, pool, PoolObject(pool), spec.observe(nullptr, have), Value(uint64_t{hp.count()}));
   }
 
-  // Every interface field `config` manages, in table order.
+  // Every interface field `config` manages, in table order, as the port's
+  // driver allows (hal/driver_profile.h).
   void Interface(size_t index, const Target& t, const roced::v1::InterfaceConfig& config,
                  const InterfaceObserved& obs) {
-    // The NIC's firmware runs DCBX and the config does not take host mode:
-    // what the host wrote would be replaced by what the switch advertises
-    // (a willing port), so the DCB fields are reported, not written.
-    const bool firmware_dcbx =
-        obs.dcbx_host == false && !(config.has_qos() && config.qos().dcbx_mode() == roced::v1::DCBX_MODE_HOST);
+    const hal::DriverProfile& profile = hal::ProfileFor(obs.driver);
+    const bool wants_host =
+        config.has_qos() && config.qos().dcbx_mode() == roced::v1::DCBX_MODE_HOST && profile.host_mode_by_setdcbx;
+    // The NIC's firmware (or its LLDP agent) runs DCBX and roced cannot
+    // take host mode: what the host wrote would be replaced by what the
+    // switch advertises, or the driver refuses it, so the DCB fields are
+    // reported, not written.
+    const bool firmware_dcbx = obs.dcbx_host == false && !wants_host;
     for (const FieldSpec& spec : Fields()) {
       if (spec.scope == Scope::kHugepagePool) continue;
       std::optional<Value> want = spec.desired(config, obs);
       if (!want) continue;
+      const std::string object = InterfaceObject(spec, t);
       if (firmware_dcbx && spec.dcbx_owned) {
-        FirmwareOwned(spec, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want);
+        FirmwareOwned(spec, object, spec.observe(&obs, std::nullopt), *want, profile, t.netdev);
         continue;
       }
       const bool required = !spec.required || spec.required(config);
-      Compare(spec, index, HugepagePool{}, InterfaceObject(spec, t), spec.observe(&obs, std::nullopt), *want,
-              required);
+      const hal::FieldSurface surface = hal::SurfaceOf(profile, spec.path, true);
+      if (!surface.manageable) {
+        NotManageable(spec, object, spec.observe(&obs, std::nullopt), *want, profile, surface,
+                      spec.required && spec.required(config));
+        continue;
+      }
+      std::string adapted;
+      if (spec.field == Field::kEts) adapted = AdaptEts(profile, config, obs, &std::get<Ets>(*want));
+      Compare(spec, index, HugepagePool{}, object, spec.observe(&obs, std::nullopt), *want, required, adapted);
     }
   }
 
  private:
   // Compares one field; adds a step when it differs.
   // `required`: the node lacking the control holds convergence back.
+  // `adapted`: how the driver made roced adapt the wanted value (shown as
+  // the status's message when nothing else is to be said).
   void Compare(const FieldSpec& spec, size_t target, const HugepagePool& pool, const std::string& object,
-               const Value& observed, const Value& wanted, bool required = true) {
+               const Value& observed, const Value& wanted, bool required = true, const std::string& adapted = "") {
     roced::v1::FieldStatus fs;
+    fs.set_message(adapted);
     fs.set_object(object);
     fs.set_field(spec.path);
     fs.set_desired(Render(wanted, spec.field));
@@ -169,9 +187,49 @@ class Planner {
     plan_->steps.push_back(std::move(s));
   }
 
+  // ice in L3 DSCP mode (the config's DSCP map, or the port's when the
+  // config leaves it) keeps priority i on TC i and ignores a written map
+  // (ice_dcbnl_setets): the wanted ETS takes that map, and says so.
+  static std::string AdaptEts(const hal::DriverProfile& profile, const roced::v1::InterfaceConfig& config,
+                              const InterfaceObserved& obs, Ets* want) {
+    if (!profile.dscp_mode_fixes_priority_map) return "";
+    std::optional<Value> dscp = Spec(Field::kDscp).desired(config, obs);
+    const bool dscp_mode = dscp ? !std::get<DscpMap>(*dscp).empty() : obs.dscp && !obs.dscp->empty();
+    if (!dscp_mode) return "";
+    std::array<uint8_t, 8> identity{};
+    for (uint8_t p = 0; p < 8; ++p) identity[p] = p;
+    if (want->prio_tc == identity) return "";
+    want->prio_tc = identity;
+    return absl::StrCat(profile.name, " keeps priority i on traffic class i in L3 DSCP mode (ice_dcbnl_setets): ",
+                        "qos.ets.priority_to_tc is not applied; tsa and bandwidth are, per traffic class");
+  }
+
+  // A field the port's driver gives roced no way to manage: reported with
+  // the driver's reason, never written; it holds convergence back only
+  // when the config requires it (`required`).
+  void NotManageable(const FieldSpec& spec, const std::string& object, const Value& observed, const Value& wanted,
+                     const hal::DriverProfile& profile, const hal::FieldSurface& surface, bool required) {
+    roced::v1::FieldStatus fs;
+    fs.set_object(object);
+    fs.set_field(spec.path);
+    fs.set_desired(Render(wanted, spec.field));
+    const bool unknown = std::holds_alternative<std::monostate>(observed);
+    fs.set_observed(unknown ? "(not supported)" : Render(observed, spec.field));
+    if (!unknown && Satisfies(spec, observed, wanted)) {
+      fs.set_sync(roced::v1::FIELD_SYNC_IN_SYNC);
+    } else {
+      fs.set_sync(required ? roced::v1::FIELD_SYNC_UNSUPPORTED : roced::v1::FIELD_SYNC_NOT_MANAGEABLE);
+      fs.set_message(absl::StrCat(object, ": ", profile.name, " gives roced no control of ", spec.path, " (",
+                                  surface.surface, "): ", surface.note,
+                                  required ? "" : "; reported, not written: the rest of the config converges without it"));
+    }
+    plan_->fields.push_back(std::move(fs));
+  }
+
   // A DCB field while the firmware runs DCBX: its status says so, with what
-  // the port has; no step.
-  void FirmwareOwned(const FieldSpec& spec, const std::string& object, const Value& observed, const Value& wanted) {
+  // the port has and the operator's fix for the driver; no step.
+  void FirmwareOwned(const FieldSpec& spec, const std::string& object, const Value& observed, const Value& wanted,
+                     const hal::DriverProfile& profile, const std::string& netdev) {
     roced::v1::FieldStatus fs;
     fs.set_object(object);
     fs.set_field(spec.path);
@@ -181,9 +239,9 @@ class Planner {
     const bool same = !std::holds_alternative<std::monostate>(observed) && Satisfies(spec, observed, wanted);
     fs.set_sync(same ? roced::v1::FIELD_SYNC_IN_SYNC : roced::v1::FIELD_SYNC_UNSUPPORTED);
     if (!same) {
-      fs.set_message(absl::StrCat(object, "'s DCBX runs in the NIC firmware (getdcbx: no host mode), which "
-                                  "replaces host writes of ", spec.path, " with what the switch advertises; "
-                                  "set qos.dcbx_mode: host to let roced manage it"));
+      fs.set_message(absl::StrCat(object, "'s DCB belongs to ", profile.firmware_agent,
+                                  " (getdcbx: no host mode), which replaces or refuses host writes of ", spec.path,
+                                  "; to let roced manage it: ", hal::HostModeFix(profile, netdev)));
     }
     plan_->fields.push_back(std::move(fs));
   }

@@ -85,6 +85,10 @@ struct InterfaceObserved {
   // buffers) belong to the firmware's DCBX unless the config takes host
   // mode (qos.dcbx_mode: host).
   std::optional<bool> dcbx_host;
+  // The netdev's driver as `ethtool -i` names it ("mlx5_core", "bnxt_en",
+  // "ice"; empty when unknown): the planner follows its profile's rules
+  // (hal/driver_profile.h).
+  std::string driver;
 };
 
 struct HugepagePool {
