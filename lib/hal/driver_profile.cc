@@ -61,11 +61,11 @@ constexpr SurfaceTable kBnxtSurfaces{{
      "queue, which closes and opens the NIC (bnxt_hwrm_queue_pfc_cfg, bnxt_queue_remap)"},
     {"qos.buffers", "none", Manage::kNo, "bnxt_en has no dcbnl buffer ops"},
     {"qos.pfc_prevention", "none", Manage::kNo, "bnxt_en has no pfc-prevention-tout tunable"},
-    {"qos.dcqcn", "bnxt_re configfs (ports/<p>/cc)", Manage::kNo,
-     "bnxt_re's congestion control is set in configfs (/sys/kernel/config/bnxt_re/<dev>/ports/<p>/cc, "
-     "then apply), which roced does not drive yet: set it there"},
-    {"qos.ecn", "bnxt_re configfs (ports/<p>/cc/ecn_enable)", Manage::kNo,
-     "bnxt_re has one ECN switch for RoCE, not one per priority (configfs cc/ecn_enable)"},
+    {"qos.dcqcn", "bnxt_re configfs (out-of-tree driver only)", Manage::kNo,
+     "the inbox bnxt_re has no congestion-control interface; Broadcom's out-of-tree bnxt_re sets it in configfs "
+     "(/sys/kernel/config/bnxt_re/<dev>/ports/1/cc, then apply), which roced does not drive: set it there"},
+    {"qos.ecn", "bnxt_re configfs (out-of-tree driver only)", Manage::kNo,
+     "bnxt_re has no per-priority ECN enables (Broadcom's out-of-tree bnxt_re has one switch, cc/ecn_enable)"},
     kRoceMode,
     kRoceTos,
 }};
@@ -86,11 +86,11 @@ constexpr SurfaceTable kIceSurfaces{{
      "a change resets the netdev; the delay is the port's own (ice_dcbnl_setpfc, ice_get_pfc_delay)"},
     {"qos.buffers", "none", Manage::kNo, "ice has no dcbnl buffer ops"},
     {"qos.pfc_prevention", "none", Manage::kNo, "ice has no pfc-prevention-tout tunable"},
-    {"qos.dcqcn", "irdma module parameters (read only)", Manage::kNo,
-     "irdma reads its DCQCN settings once, at load, from module parameters (dcqcn_enable, dcqcn_*): set "
-     "them in modprobe.d and reload irdma"},
-    {"qos.ecn", "irdma module parameters (read only)", Manage::kNo,
-     "irdma has no per-priority ECN enables; ECN follows its dcqcn_enable module parameter, read at load"},
+    {"qos.dcqcn", "irdma module parameters (out-of-tree driver only, read at load)", Manage::kNo,
+     "the inbox irdma creates every RoCE QP with DCQCN off and has no knob; Intel's out-of-tree irdma reads "
+     "dcqcn_enable and dcqcn_* once, at load (0444): set them in modprobe.d and reload irdma"},
+    {"qos.ecn", "irdma module parameters (out-of-tree driver only, read at load)", Manage::kNo,
+     "irdma has no per-priority ECN enables; ECN follows DCQCN (Intel's out-of-tree irdma: dcqcn_enable)"},
     kRoceMode,
     kRoceTos,
 }};
@@ -143,8 +143,8 @@ constexpr DriverProfile kIce{DriverFamily::kIce,
                              "ethtool --set-priv-flags {netdev} fw-lldp-agent off"};
 constexpr DriverProfile kOther{DriverFamily::kOther, "other", "", DscpRemap::kAddReplaces, false, false, false,
                                true, "the NIC's firmware or an LLDP agent",
-                               "give DCBX to the host (dcb dcbx set dev {netdev} host ieee), or stop the "
-                               "LLDP agent that manages it"};
+                               "set qos.dcbx_mode: host (roced takes host mode with setdcbx), or stop the "
+                               "LLDP agent that manages {netdev}"};
 
 const SurfaceTable& TableOf(const DriverProfile& p) {
   switch (p.family) {

@@ -19,7 +19,11 @@ void LinuxNodeIo::NoteResetWrite(const std::string& netdev) {
 
 InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
   InterfaceObserved o;
-  if (auto info = info_.Driver(t.netdev); info.ok()) o.driver = info->driver;
+  if (auto info = info_.Driver(t.netdev); info.ok()) {
+    o.driver = info->driver;
+    o.driver_version = info->version;
+    o.firmware_version = info->firmware_version;
+  }
   if (auto mtu = link_.Get(t.netdev); mtu.ok()) o.mtu = *mtu;
   if (auto dcb = dcb_->Get(t.netdev); dcb.ok()) {
     DscpMap m;

@@ -1,5 +1,9 @@
 #include "reconcile/observed_qos.h"
 
+#include <string>
+
+#include "hal/driver_profile.h"
+
 namespace roced::reconcile {
 
 namespace {
@@ -89,6 +93,44 @@ void OthersInto(const InterfaceObserved& o, roced::v1::InterfaceQos* q) {
   }
 }
 
+// The driver's capabilities on this port: its profile's surfaces, a field
+// whose control only some cards or installs have counted as present where
+// the node answered for it.
+void DriverInto(const Target& port, const InterfaceObserved& o, roced::v1::InterfaceQos* q) {
+  const hal::DriverProfile& profile = hal::ProfileFor(o.driver);
+  roced::v1::DriverCapability* d = q->mutable_driver();
+  d->set_name(o.driver);
+  d->set_version(o.driver_version);
+  d->set_firmware_version(o.firmware_version);
+  d->set_profile(profile.name);
+  if (o.dcbx_host == false) {
+    d->set_firmware_agent(profile.firmware_agent);
+    d->set_firmware_agent_fix(hal::HostModeFix(profile, port.netdev));
+  }
+  std::vector<std::string> present;
+  auto have = [&present](bool here, const char* field) {
+    if (here) present.push_back(field);
+  };
+  have(o.mtu.has_value(), "mtu");
+  have(o.dcbx_host.has_value(), "qos.dcbx_mode");
+  have(o.dscp.has_value(), "qos.dscp_to_priority");
+  have(o.ets.has_value(), "qos.ets");
+  have(o.pfc.has_value(), "qos.pfc");
+  have(o.buffer.has_value(), "qos.buffers");
+  have(o.pfc_prevention.has_value(), "qos.pfc_prevention");
+  have(!o.dcqcn.empty(), "qos.dcqcn");
+  have(o.ecn_np.has_value() || o.ecn_rp.has_value(), "qos.ecn");
+  have(o.roce_mode.has_value(), "roce.default_mode");
+  have(o.roce_tos.has_value(), "roce.default_tos");
+  for (const hal::FieldSurface& f : hal::FieldSurfaces(profile, present)) {
+    roced::v1::FieldCapability* c = d->add_fields();
+    c->set_field(f.field);
+    c->set_surface(f.surface);
+    c->set_manageable(f.manageable);
+    c->set_note(f.note);
+  }
+}
+
 }  // namespace
 
 std::vector<Target> RocePorts(const std::vector<roced::v1::RdmaDevice>& devices) {
@@ -114,6 +156,7 @@ roced::v1::InterfaceQos ToInterfaceQos(const Target& port, const InterfaceObserv
   }
   DcbInto(observed, &q);
   OthersInto(observed, &q);
+  DriverInto(port, observed, &q);
   return q;
 }
 

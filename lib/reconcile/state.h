@@ -89,6 +89,8 @@ struct InterfaceObserved {
   // "ice"; empty when unknown): the planner follows its profile's rules
   // (hal/driver_profile.h).
   std::string driver;
+  std::string driver_version;
+  std::string firmware_version;
 };
 
 struct HugepagePool {

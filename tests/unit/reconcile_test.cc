@@ -100,6 +100,7 @@ Node LoadObserved(const std::string& path) {
       o.buffer = b;
     }
     if (i["dcbx"]) o.dcbx_host = i["dcbx"].as<std::string>() == "host";
+    if (i["driver"]) o.driver = i["driver"].as<std::string>();  // ethtool -i: the driver profile
     if (i["pfc_prevention"]) o.pfc_prevention = i["pfc_prevention"].as<uint16_t>();
     for (auto it = i["dcqcn"].begin(); i["dcqcn"] && it != i["dcqcn"].end(); ++it) {
       o.dcqcn[it->first.as<std::string>()] = it->second.as<uint64_t>();

@@ -484,10 +484,34 @@ std::string Wrapped(const std::string& head, const std::string& value) {
   return out + "\n";
 }
 
+// The port's driver, the fields it gives roced no control of, and the
+// agent in the NIC that owns DCB, with the operator's fix.
+std::string DriverLines(const roced::v1::DriverCapability& d) {
+  if (d.name().empty()) return "";
+  std::string out = Wrapped(absl::StrFormat("    %-11s ", "driver"),
+                            absl::StrCat(d.name(), " ", d.version(),
+                                         d.firmware_version().empty() ? "" : absl::StrCat(", fw ", d.firmware_version()),
+                                         " (profile ", d.profile(), ")"));
+  std::vector<std::string> none;
+  for (const auto& f : d.fields()) {
+    if (!f.manageable()) none.push_back(f.field());
+  }
+  if (!none.empty()) {
+    out += Wrapped(absl::StrFormat("    %-11s ", "no control"),
+                   absl::StrCat(absl::StrJoin(none, ", "), " (-o yaml says why)"));
+  }
+  if (!d.firmware_agent().empty()) {
+    out += Wrapped(absl::StrFormat("    %-11s ", "dcb owner"),
+                   absl::StrCat(d.firmware_agent(), "; to give DCB to the host: ", d.firmware_agent_fix()));
+  }
+  return out;
+}
+
 // "ens1f0 (mlx5_0 port 1)", then a line per value read or managed, and
 // one naming what was not read.
 std::string QosBlock(const roced::v1::InterfaceQos& q) {
   std::string out = absl::StrCat(q.netdev(), " (", q.rdma_device(), " port ", q.port(), ")\n");
+  out += DriverLines(q.driver());
   std::vector<std::string> not_read;
   for (const QosLine& line : QosLines(q)) {
     const bool managed = Managed(q, line);
