@@ -8,7 +8,7 @@ namespace roced::agent {
 
 namespace {
 
-// The fleet mesh's flags (issue 14).
+// The fleet mesh's flags.
 void RegisterMeshFlags(Flags* f, util::ArgParser* p) {
   p->AddString("mesh-inventory", &f->mesh_inventory, "FILE",
                "Run the fleet mesh: probe the peers this node's pinglist picks from the members "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Drift-correction latency and no-op reconcile cost of roced, in the QEMU lab
-# (issue 4 benchmark; goal: drift corrected within 200 ms at p99).
+# (goal: drift corrected within 200 ms at p99).
 #
 #  1. node1's agent enforces deploy/examples/lossless-prio3.yaml (default
 #     30 s periodic pass, so every correction measured comes from the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idle CPU of the agent (issue 16), in the QEMU lab: what roced costs a node
+# Idle CPU of the agent, in the QEMU lab: what roced costs a node
 # while nothing happens, thread by thread, against the guest's own idle.
 #
 # On node1 of a lab of IDLE_NODES nodes (default 2), in order:

@@ -1,5 +1,5 @@
 // bench/mesh_sim: the fleet mesh at a scale no lab holds, over the real
-// pinglist code (lib/mesh/pinglist), not a model of it (issue 14).
+// pinglist code (lib/mesh/pinglist), not a model of it.
 //
 // A fleet of --hosts hosts, --per-tor per ToR, in --pods pods. Every agent
 // computes its own pinglist from the same membership, as it would on its
@@ -7,7 +7,7 @@
 //   - peers per agent (min / mean / max), and how many the bound cut;
 //   - ToR-pair coverage: ordered ToR pairs probed by at least one host
 //     pair, and by at least `probers_per_tor_pair` distinct ones;
-//   - probes per second per agent at the issue's default rates (10/s to
+//   - probes per second per agent at the default rates (10/s to
 //     each peer under the ToR, 1/s to each peer across);
 //   - one host leaving: pinglist entries changed fleet-wide, against the
 //     entries it was in;
@@ -27,7 +27,7 @@
 //   - precision and recall over --seconds windows: suspects that name an
 //     injected fault (kind, component, class) over all suspects, and
 //     faults named over faults injected.
-// Goals (issue 14): 100% ToR-pair coverage with at most 1,000 peers per
+// Goals: 100% ToR-pair coverage with at most 1,000 peers per
 // agent; detection within 10 s; precision >= 0.98, recall >= 0.99.
 //
 //   build/bin/roced_mesh_sim [--hosts 10000] [--per-tor 32] [--pods 8]

@@ -105,7 +105,7 @@ echo "{\"pid\": $pid, \"fds\": $fds, \"threads\": $thr, \"rss_kb\": $rss, \"anon
 """
     # A saturated TCG guest can miss one exec's deadline: that reading is
     # an error (the others of the sample still count), not the end of the
-    # soak and its report (lost that way on 2026-12-02).
+    # soak and its report.
     try:
         return json.loads(lab("exec", "-t", "120", node, "--", "sh", "-c", script).strip().splitlines()[-1])
     except (RuntimeError, ValueError, IndexError) as e:

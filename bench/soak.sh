@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue 12): the agent under steady load with faults, in the QEMU lab,
+# Soak: the agent under steady load with faults, in the QEMU lab,
 # for SOAK_MINUTES (default 30) on SOAK_NODES nodes (default 3, at least 3):
 #   - scheduled latency probes every second between every pair of nodes
 #     (each agent probes every other node: LAB_PROBE_LATENCY_INTERVAL=1s,

@@ -90,9 +90,9 @@ asan_tests_marked() {
 # The sanitizer builds keep line tables only (-g1): their reports' stacks
 # still name function, file and line, and the builds take about a tenth less.
 # They use clang (libFuzzer's compiler; the release build is GCC, Debian's
-# compiler): the same ASan+UBSan test file took 10.7 s of CPU with clang
-# and 19.8 with GCC, and the whole ASan build about a third of GCC's
-# (docs/ci.md). Two compilers' warnings, both as errors, come with it.
+# compiler): an ASan+UBSan test file takes about half GCC's CPU with clang,
+# and the whole ASan build about a third. Two compilers' warnings, both as
+# errors, come with it.
 sanitizer_build() {  # sanitizer_build DIR address|thread [cmake args...]
   local dir=$1 sanitizer=$2; shift 2
   CC=clang CXX=clang++ build "$dir" -DCMAKE_BUILD_TYPE=Debug -DROCED_SANITIZE="$sanitizer" -DROCED_PCH=ON \
@@ -104,8 +104,8 @@ sanitizer_build() {  # sanitizer_build DIR address|thread [cmake args...]
 # finding, or a target the cap stops short, fails the run; a finding's input
 # is left in build-fuzz/fuzz-artifacts/. bench/fuzz.sh runs them for longer.
 # Its own build (RelWithDebInfo, -O2): folded into the -O0 ASan build it
-# saved 3.4 minutes of compiling and cost 5.9 more of fuzzing for the same
-# executions (docs/ci.md, 2026-12-07).
+# would save a few minutes of compiling and cost more of fuzzing for the
+# same executions.
 fuzz_build() {
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DROCED_WERROR=ON -DROCED_FUZZ=ON \
     -DROCED_FUZZ_RUNS=ON -DROCED_FUZZ_SECONDS=600 -DCMAKE_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
@@ -137,8 +137,8 @@ release_tests() {
 
 # The order: the release build first, at full speed (the labs run its
 # roced and rocectl; building only those first and the test binaries beside
-# the lab made the run 2.7 minutes shorter, but the lab's guests, with a GCC
-# build beside them, then missed a 5 s deadline: docs/ci.md, run 8); then
+# the lab is shorter, but the lab's guests, with a GCC build beside them,
+# miss their deadlines); then
 # the lab, which leaves more than half the CPU idle (its guests wait on
 # timers and on each other), and beside it, one after another, the
 # TSan and the ASan+UBSan builds, the fuzz build and the fuzz run, all at nice
@@ -184,8 +184,7 @@ lab_fail_reasons=$STAGE_LOGS/lab-fail-reasons
 lab_stage() {  # lab_stage LABEL: ctest -L LABEL; first failures and status noted
   local log=$STAGE_LOGS/lab-$1.log rc=0
   # Only the lab's directory: ctest reads the lab's tests and not the ~800
-  # unit and e2e entries (needed when the lab started while the rest of the
-  # build was still writing those lists; harmless now it runs after it).
+  # unit and e2e entries.
   ctest --test-dir build/tests/lab -L "$1" --output-on-failure --repeat until-pass:2 2>&1 | tee "$log" || rc=$?
   grep -E 'Test +#[0-9]+: .*\*\*\*' "$log" >>"$lab_first_failures" || true
   # Why each failed run failed: its FAIL line (lib.sh's fail) and the two
@@ -203,10 +202,9 @@ if [ "$lab" = 1 ]; then
   stage_fg "lab" lab_stage lab
   # The routed lab (its own six guests) once the shared lab is down, and
   # once the sanitizer tests are done: they run at normal priority beside
-  # the six guests on two cores (both of mesh_routed's runs failed in a CI
-  # run where the lab ended before them; docs/ci.md: a suspected cause, not
-  # a proven one). Usually they end first; at most 15 minutes are waited (a
-  # failed build never marks). The fuzz run, at nice 19, may go on beside.
+  # the six guests on two cores (a suspected cause of mesh_routed's
+  # failures, not a proven one). Usually they end first; at most 15 minutes
+  # are waited (a failed build never marks). The fuzz run, at nice 19, may go on beside.
   wait_sanitizer_tests() {
     local waited=0
     while [ "$quick" = 0 ] && [ ! -e "$STAGE_LOGS/sanitizer-tests.done" ] && [ "$waited" -lt 900 ]; do

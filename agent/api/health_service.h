@@ -2,9 +2,9 @@
 //
 // gRPC's own service (grpc::EnableDefaultHealthCheckService) is written with
 // the callback API, whose completion queue brings two threads that wake every
-// second for the life of the process: on an idle node they were a third of
-// roced's CPU (issue 16, bench/idle_cpu.sh). This one runs on the sync
-// server's threads like every other roced RPC.
+// second for the life of the process, a large share of an idle agent's CPU
+// (bench/idle_cpu.sh). This one runs on the sync server's threads like every
+// other roced RPC.
 //
 // Check answers the status now, NOT_FOUND for a service never set. Watch
 // sends the status now (SERVICE_UNKNOWN for a service never set), then each

@@ -1,4 +1,4 @@
-// ProbePeer.Describe's answer (the fleet mesh's membership, issue 14): who
+// ProbePeer.Describe's answer (the fleet mesh's membership): who
 // this agent is and where it stands, from what the agent already holds.
 // Pure and thread-safe.
 #pragma once

@@ -43,7 +43,7 @@ class PublishedState {
   // and with the state's lock held: it must be quick and must not call back
   // into the state (signal a loop, as TriggeredLoop::Trigger does). So the
   // agent's threads that follow the state sleep until it changes instead of
-  // polling the version (issue 16). Returns an id for RemoveListener, which
+  // polling the version. Returns an id for RemoveListener, which
   // the listener's owner calls before it goes away; once RemoveListener
   // returns, `fn` is not running and will not be called.
   uint64_t AddListener(std::function<void()> fn);

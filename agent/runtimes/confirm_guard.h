@@ -1,4 +1,4 @@
-// The confirm guard (issue 15): judges a provisional config that came with
+// The confirm guard: judges a provisional config that came with
 // a confirm policy, and confirms it or rolls it back by itself.
 //
 // At ApplyConfig the gRPC service asks TakeBaseline for what the node saw

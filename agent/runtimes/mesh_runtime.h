@@ -1,4 +1,4 @@
-// The fleet mesh in the agent (issue 14): who to probe, the probes over
+// The fleet mesh in the agent: who to probe, the probes over
 // UD queue pairs, the answers to other agents' probes, and what came of
 // them for ListMeshResults and /metrics.
 //
@@ -11,8 +11,8 @@
 // role), cached for mesh::kDescribeTtl, a failure retried after
 // mesh::kDescribeRetry (lib/mesh/membership).
 //
-// Transport: one probe::UdPort on the node's first RoCE port (the first
-// endpoint Describe lists): it sends this agent's probes and answers
+// Transport: one probe::UdPort on every RoCE port Describe lists (a rail
+// each, at most kMaxMeshPorts): each sends this agent's probes and answers
 // other agents' on the same QPs. A port that goes away (link down, device
 // removed, fatal error) is closed at once, so `rdma link delete` is not
 // held up, and opened again when the port is back.
@@ -25,7 +25,7 @@
 // and the ports; the decisions are lib/mesh's.
 //
 // Threads: "roced-mesh" (the probe loop: sends, polls the completion
-// channel, expires) and "roced-mesh-members" (inventory, pinglist,
+// channels, expires) and "roced-mesh-mem" (inventory, pinglist,
 // Describe calls, which may block). Public methods are thread-safe; mu_ is
 // a leaf.
 #pragma once

@@ -323,8 +323,8 @@ MetricsEndpoint::~MetricsEndpoint() {
   if (!server_) return;
   // civetweb's close() raises its stop flag and waits for its listening
   // thread, which looks at the flag only when its poll() of the listening
-  // socket returns: on an idle endpoint up to 2 s later (roced took 0.9-1.9 s
-  // to stop, nearly all of it here). A connection every 10 ms while close()
+  // socket returns: on an idle endpoint up to 2 s later, which would be
+  // nearly all of roced's stop time. A connection every 10 ms while close()
   // waits ends that poll at once; one that lands before the flag is an
   // ordinary connection that sends nothing and closes.
   std::atomic<bool> closed{false};

@@ -14,7 +14,7 @@
 namespace roced::access {
 
 // How often gRPC's certificate provider re-reads the files (a thread of its own
-// that wakes that often: at 10 s it took 0.2% of a lab vCPU, bench/idle_cpu.sh).
+// that wakes that often; a shorter interval shows in bench/idle_cpu.sh).
 inline constexpr unsigned kTlsReloadIntervalSeconds = 60;
 
 // TLS for the agent's TCP listener: its certificate and key, and the CA that

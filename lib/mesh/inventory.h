@@ -1,4 +1,4 @@
-// The fleet's membership from a static inventory file (issue 14), the
+// The fleet's membership from a static inventory file, the
 // source for fleets without a DNS name that resolves to every agent. One
 // member a line, columns separated by spaces or tabs:
 //

@@ -1,4 +1,4 @@
-// Fault localization for the fleet mesh (issue 14): from what the agents
+// Fault localization for the fleet mesh: from what the agents
 // saw probing each other over a window, which component is to blame: an
 // RNIC (its host), a ToR, a ToR's uplinks, the path between two ToRs, the
 // fabric between ToRs, or the whole fleet, and whether only one class of

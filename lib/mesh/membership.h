@@ -1,4 +1,4 @@
-// The mesh's membership from a DNS name (--mesh-dns, issue 14): each address
+// The mesh's membership from a DNS name (--mesh-dns): each address
 // the name resolves to says who it is through its ProbePeer.Describe; what
 // it said is kept for kDescribeTtl, a failure asked again after
 // kDescribeRetry, so a refresh every few seconds costs a Describe only for

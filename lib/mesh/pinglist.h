@@ -1,4 +1,4 @@
-// The fleet mesh's pinglist (issue 14): which peers one agent probes,
+// The fleet mesh's pinglist: which peers one agent probes,
 // computed by every agent on its own from the same membership, with no
 // controller. The choices of all agents together cover every ToR pair.
 //
@@ -64,8 +64,8 @@ struct PinglistOptions {
   // Probers of each ordered ToR pair (and targets in the far ToR). 2 would
   // already leave every pair a dead host was in still probed; 5 is what it
   // takes to see 0.1% loss on one of a ToR's four uplinks within 10 s at
-  // 1 probe/s across ToRs (bench/mesh_sim: 20 s at k = 2, 10 s at k = 5,
-  // for 9% more probes: 359 a second per agent instead of 329).
+  // 1 probe/s across ToRs (bench/mesh_sim compares k), for about 9% more
+  // probes than k = 2.
   uint32_t probers_per_tor_pair = 5;
   // An agent probes at most this many peers; beyond it the cross-ToR
   // entries of lowest weight go first (a fleet too large for the bound

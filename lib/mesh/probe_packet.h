@@ -1,4 +1,4 @@
-// The fleet mesh's UD probe on the wire (issue 14): what a prober sends in
+// The fleet mesh's UD probe on the wire: what a prober sends in
 // one unreliable-datagram message and what the responder echoes back, and
 // the network round trip taken from the four timestamps (the method of
 // R-Pingmesh, SIGCOMM 2024):

@@ -1,4 +1,4 @@
-// The fleet mesh's prober and responder logic (issue 14), without I/O: the
+// The fleet mesh's prober and responder logic, without I/O: the
 // agent's mesh runtime moves bytes over its UD queue pairs and passes the
 // clock; this decides what to send, matches replies, counts losses and
 // keeps the results.

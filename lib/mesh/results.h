@@ -1,5 +1,5 @@
-// What the fleet mesh's probes of each peer came to over a sliding window
-// (issue 14): per peer, probe size and DSCP, the probes sent and lost, the
+// What the fleet mesh's probes of each peer came to over a sliding window:
+// per peer, probe size and DSCP, the probes sent and lost, the
 // loss ratio, the network round trip's p50 and p99, and the flow labels
 // (UDP source ports) of the probes that were lost, the lead for a
 // traceroute along the ECMP path that dropped them.

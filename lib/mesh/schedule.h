@@ -1,4 +1,4 @@
-// When the fleet mesh probes which peer with what (issue 14): the agent's
+// When the fleet mesh probes which peer with what: the agent's
 // pinglist turned into a stream of probes at the default rates (10 a second
 // to each peer under the same ToR, 1 a second across), each probe's class
 // rotated so that every peer is probed at every size, DSCP and flow label:

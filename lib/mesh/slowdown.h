@@ -1,4 +1,4 @@
-// How much the mesh slows down under CPU pressure (issue 14): the agent's
+// How much the mesh slows down under CPU pressure: the agent's
 // probes are the first thing to give way when the node is busy, slower but
 // never stopped. The pressure is PSI's "some avg10" (hal/pressure.h reads
 // it); the factor divides every rate of the schedule (MeshSchedule::

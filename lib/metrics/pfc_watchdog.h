@@ -54,7 +54,7 @@
 // interval (1 s), back to the poll interval as soon as a read shows pause
 // frames or a storm counter rising. Per watched netdev: idle 1 read/s
 // (~40 firmware commands/s on mlx5); pausing or stormed 10 reads/s
-// (~400/s) with the defaults; before, 10 reads/s whenever PFC was on. A
+// (~400/s) with the defaults. A
 // storm that starts while a netdev is backed off is seen by the next read
 // (<= 1 s), then judged over fast polls: reported <= 1 s + detection time
 // + a poll after it started.

@@ -1,4 +1,4 @@
-// Confirm policies (issue 15): how a provisional config confirms itself.
+// Confirm policies: how a provisional config confirms itself.
 // The agent keeps the change provisional for the policy's window, judges
 // its gates (converged, no PFC storm, the mesh's loss and p99 against a
 // baseline taken just before the apply, latency probes to named peers),

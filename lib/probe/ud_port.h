@@ -1,4 +1,4 @@
-// The fleet mesh's transport on one RDMA port (issue 14): unreliable
+// The fleet mesh's transport on one RDMA port: unreliable
 // datagram (UD) queue pairs that both send probes and answer them, so loss
 // shows as loss instead of hiding behind RC's retransmission, and one
 // queue pair serves every peer (no connection set-up per probe).

@@ -1,4 +1,4 @@
-// A rollout's decisions (issue 15), pure: the batch plan, the targets file,
+// A rollout's decisions, pure: the batch plan, the targets file,
 // the per-node outcome of a generation read from GetState, the decisions
 // `rollout resume` takes for a node caught mid-step. The state file is
 // state_file.h. No gRPC here: rocectl's command

@@ -1,4 +1,4 @@
-// The rollout state file (issue 15): a roced.v1.RolloutState snapshot and a
+// The rollout state file: a roced.v1.RolloutState snapshot and a
 // journal of the steps since, proto3 JSON, so a rocectl killed mid-rollout
 // is resumed where it stood.
 #pragma once

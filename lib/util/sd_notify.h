@@ -2,8 +2,8 @@
 // datagram of "KEY=VALUE" lines to the unix socket named by $NOTIFY_SOCKET
 // (a path, or "@name" for the abstract namespace), and the watchdog interval
 // from $WATCHDOG_USEC (for this process when $WATCHDOG_PID is set). Linking
-// libsystemd for these two calls mapped it and the five libraries it pulls
-// in (libgcrypt, liblz4, libzstd, ...) into the agent: ~1 MiB of PSS.
+// libsystemd for these two calls would map it and the five libraries it
+// pulls in (libgcrypt, liblz4, libzstd, ...) into the agent: ~1 MiB of PSS.
 #pragma once
 
 #include <cstdint>

@@ -125,7 +125,7 @@ done
 check "every thread but the main one is named (unnamed: $unnamed, allowed: $allowed)" test "$unnamed" = "$allowed"
 check "the agent's own threads are roced-<job> (roced-reconcile and roced-netlink found: $own of 2)" test "$own" = 2
 # gRPC's callback API runs two "nexting_thread"s that wake every second for
-# the life of the process (issue 16): nothing in roced may use it (the health
+# the life of the process: nothing in roced may use it (the health
 # service is a sync one of our own, agent/api/health_service.h).
 nexting=$(cat /proc/"$PID"/task/*/comm 2>/dev/null | grep -cx nexting_thread || true)
 check "no gRPC callback-API thread (nexting_thread: $nexting)" test "$nexting" = 0

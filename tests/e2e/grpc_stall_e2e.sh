@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The flow-control stall against the gRPC API, with the real binaries and a
 # raw HTTP/2 client (grpc_stall.py, python3-h2): an attacker that opens
-# streams with an HTTP/2 window of 0 and never reads used to hold every
-# thread of the one gRPC server, so every call, on TCP and on the unix
-# socket, failed "Server Threadpool Exhausted" while /readyz said 200.
+# streams with an HTTP/2 window of 0 and never reads must not hold every
+# thread of the gRPC servers (every call, on TCP and on the unix socket,
+# would fail "Server Threadpool Exhausted" while /readyz said 200).
 #   (a) a TLS client without a certificate is refused at the handshake;
 #   (b) an authenticated caller (viewer) stalling 3 connections x 100
 #       GetCounters calls: `rocectl --socket version` and a TCP call by
@@ -56,7 +56,7 @@ threads() { ls "/proc/$PID/task" | wc -l; }
 readyz() { curl -s -o "$WORK/readyz" -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/readyz"; }
 # within2s CMD...: CMD's call succeeds within rocectl's own 2 s deadline; the
 # whole command (process start and TLS included) within 5 s of the clock, as
-# CI runs this beside sanitizer builds (one took 2.9 s there).
+# CI runs this beside sanitizer builds (a start can take 3 s there).
 LAST_MS=-1
 within2s() {
   local t0 t1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `rocectl rollout` end to end (issue 15): three real roced agents on the
+# `rocectl rollout` end to end: three real roced agents on the
 # fixture tree (own state directories, sockets and loopback ports, plaintext
 # gRPC), rollouts with the shortest confirm window (10 s). The fixture
 # agents cannot run RDMA probes (no verbs on the fixture tree), so the

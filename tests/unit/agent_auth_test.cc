@@ -185,9 +185,9 @@ TEST(Auth, EveryMethodOfBothServicesAnswersEachRoleAsTheTableSays) {
 }
 
 // No certificate, another CA's or an expired one: the handshake fails, so
-// no stream of such a client takes a server thread (a cert-less client
-// used to get a handler thread per call, answered UNAUTHENTICATED only
-// there, and could stall those threads).
+// no stream of such a client takes a server thread (answered
+// UNAUTHENTICATED by the gate instead, each call would hold one, and such
+// clients could stall them all).
 TEST(Auth, NoCertificateAnotherCasOrAnExpiredOneFailTheHandshake) {
   TlsNode node;
   ASSERT_TRUE(node.started().ok()) << node.started();

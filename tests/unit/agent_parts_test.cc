@@ -242,7 +242,7 @@ TEST(PublishedState, InterfaceQosMarksManagedFieldsAndMovesOnlyWhenAValueChanges
 }
 
 // The agent's threads that follow the state sleep until a listener wakes
-// them (issue 16): every version change calls every listener, once; a
+// them: every version change calls every listener, once; a
 // removed one is not called again.
 TEST(PublishedState, ListenersAreCalledOnEveryChangeAndNotAfterRemoval) {
   PublishedState state;

@@ -257,8 +257,8 @@ TEST_F(AgentReconcileTest, ProvisionalOverNothingResumesAfterARestart) {
   ASSERT_TRUE(agent_->ConfirmConfig(1).ok());
 }
 
-// A state directory that cannot be created does not stop the agent (it
-// used to exit, and systemd restarted it in a loop): the config file is
+// A state directory that cannot be created does not stop the agent (an
+// exit would have systemd restart it in a loop): the config file is
 // taken up, a push is refused with the node as it was, and the agent says
 // why until the directory can be written again.
 TEST_F(AgentReconcileTest, UnwritableStateDirectoryServesDegraded) {
@@ -848,7 +848,7 @@ TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtSt
 
 // The file edited while the agent was down with a provisional config past
 // its deadline: the file wins, the priors are restored, and the generation
-// moves on (it used to restart at 1, reusing a controller's numbers).
+// moves on (never back to 1, which would reuse a controller's numbers).
 TEST_F(AgentReconcileTest, ExpiredProvisionalAndAnEditedFileKeepTheGenerationGoingForward) {
   auto write = [&](const std::string& body) { return WriteConfigFile(body); };
   const std::string file = dir_ + "/roced.yaml";

@@ -359,7 +359,7 @@ TEST(HugepageSize, AcceptsTheTwoX86Sizes) {
 }
 
 // One matching rule for every user of interfaces[].match; a PCI address
-// matches whatever its case (the probe runtime used to compare it exactly).
+// matches whatever its case, for the probe runtime too.
 TEST(MatchesPort, ByNetdevRdmaDeviceOrPciInAnyCase) {
   roced::v1::RdmaDevice dev;
   dev.set_name("mlx5_0");

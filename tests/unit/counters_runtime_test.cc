@@ -271,8 +271,7 @@ TEST(CountersRuntimeTest, StormIsPublishedOnWatchStateExportedAndCleared) {
 
 // The refresh follows the agent's state as it changes, not at its periodic
 // pass (an hour here): a config that changes the watchdog's times reaches
-// the watchdog at once (issue 16: the thread no longer wakes every second to
-// see whether the state moved).
+// the watchdog at once (the thread does not poll the state for changes).
 TEST(CountersRuntimeTest, AStateChangeReachesTheWatchdogWithoutWaitingForThePeriodicPass) {
   AgentOnFixtureCopy node(kObserve);
   FakeNetdevStatsReaderForTest reader("ens1f0");
@@ -348,9 +347,9 @@ TEST(CountersRuntimeTest, DiagnoseSeesLinkFlapsAndSaysWhenThereIsNoCounterWindow
 // answered "gone" while rxe0 was removed and re-added between two
 // discovery passes; or its counter directories appeared after it did) has
 // them opened at the runtime's own periodic pass (10 s by default), with no
-// scrape or GetCounters to make the files rescan: before, a node nobody
-// read held them closed, then opened them at the first read (the fd count
-// of fault_peer_restart_loop's baseline moved under it).
+// scrape or GetCounters to make the files rescan: a node nobody reads must
+// not hold them closed and open them at the first read (the fd count of
+// fault_peer_restart_loop's baseline would move under it).
 TEST(CountersRuntimeTest, CounterFilesOfAListedDeviceAreOpenedWithoutAReader) {
   AgentOnFixtureCopy node(kObserve);
   const std::string ib = node.dir() + "/sysfs/class/infiniband/";

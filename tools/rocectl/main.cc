@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
   // Only now, as rocectl always did: a bad option or -o value is named first.
   if (command == nullptr) return UsageError("unknown command '" + rest[0] + "'");
   // `rocectl COMMAND ... --help` describes the command and runs nothing
-  // (it used to be ignored: `rocectl apply -f x.yaml --help` applied).
+  // (`rocectl apply -f x.yaml --help` applies nothing).
   if (g.help) {
     // The command's own flags, from a parser that holds only them.
     roced::util::ArgParser own;

@@ -1,5 +1,5 @@
 // `rocectl rollout`: one config across the fleet, batch by batch, each node
-// judged by the agent under a confirm policy (issue 15). The plan, the
+// judged by the agent under a confirm policy. The plan, the
 // outcomes and the resume decisions are lib/rollout's (rollout/rollout.h); this
 // file makes the calls, records every change in the state file's journal
 // (rollout::RolloutStateWriter, rollout/state_file.h) and shows the progress.

@@ -40,7 +40,7 @@ PY
   # device is open: they must be what the gids/ and gid_attrs/ files say,
   # every populated slot with its type and netdev.
   # One grep reads every slot (rxe has 1024: a cat per slot is over a
-  # thousand execs, which took CI's saturated TCG guest past lsh's 120 s);
+  # thousand execs, which can take a saturated TCG guest past lsh's 120 s);
   # only the few populated slots are read further.
   sysfs_gids=$(lsh node$i 'p=/sys/class/infiniband/rxe0/ports/1
     grep -H . $p/gids/* | grep -v ":0000:0000:0000:0000:0000:0000:0000:0000\$" |

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The host diagnose checks on a real node (issue 13): after a probe to node2,
+# The host diagnose checks on a real node: after a probe to node2,
 # node1's agent knows node2's data IP from its GID and the neighbours check
 # finds the entry resolved. With node2 deaf to ARP (`ip link set eth0 arp
 # off`) and node1's entry flushed, node1's kernel ends at FAILED and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): node1's wall clock stepped (date -s) during a
+# Fault matrix: node1's wall clock stepped (date -s) during a
 # provisional apply's confirm window. lossless-prio3 (PFC 3) is in force;
 # `rocectl apply --confirm-timeout 12s` of the prio-4 config (PFC 4) is
 # never confirmed. Required: the rollback to lossless-prio3 happens when the
@@ -78,7 +78,7 @@ window() {
   # Emptied here, not by the background job's own redirection: that runs
   # in the forked shell, maybe after the poll below has read the last
   # window's "applied" and restarted the agent under this window's apply
-  # (CI, stop 35: "apply_failed ... roced.sock: No such file").
+  # ("apply_failed ... roced.sock: No such file").
   : >"$REC_TMP/window.out"
   "$LAB" exec -t 120 "$REC_NODE" -- env ROCECTL="$ROCECTL_BIN" bash "$G/window.sh" "$step" "${confirm}s" "$maxwait" \
     >"$REC_TMP/window.out" 2>&1 &

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): the NIC driver's DCB support goes away in the
+# Fault matrix: the NIC driver's DCB support goes away in the
 # middle of an apply. lossless-prio3 (reconcile every 3 s) is in force; an
 # apply of another config (prio 4) is stopped right after its first DSCP SET
 # reached the driver, the DCB test module is unloaded (rmmod: eth0 loses its

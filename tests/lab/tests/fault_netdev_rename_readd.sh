@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): the managed netdev goes away while lossless-prio3
+# Fault matrix: the managed netdev goes away while lossless-prio3
 # is enforced on it (reconcile every 2 s: an RDMA device that comes back is
 # not announced on rtnetlink, so its roce.* fields wait for the periodic
 # pass), and comes back.

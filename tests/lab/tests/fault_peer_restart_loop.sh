@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): a peer agent (node2) killed and restarted, again
+# Fault matrix: a peer agent (node2) killed and restarted, again
 # and again, while it takes part in probes.
 #  A. node2 as the responder, three rounds of: a 3 s bandwidth probe
 #     node1 -> node2 is running (its 128 KiB MR seen on node2) when node2's
@@ -63,9 +63,8 @@ metrics node1 >/dev/null || fail "node1: GET /metrics failed"
 # rxe0's counter files must be open before the baseline: after a test that
 # removed and re-added rxe0 the agent opens them again within ~10 s.
 # (The page is read whole before grep: `metrics | grep -q` under pipefail
-# fails when grep quits at its match and curl, still writing, gets SIGPIPE;
-# CI saw exactly that, the loop ending at a match and the check after it
-# failing.)
+# fails when grep quits at its match and curl, still writing, gets SIGPIPE:
+# the loop would end at a match and the check after it fail.)
 rxe0_counters_shown() { local m; m=$(metrics node1) && grep -q '^roced_rdma_hw_counters_total{device="rxe0"' <<<"$m"; }
 wait_until 20 rxe0_counters_shown ||
   fail "node1: no rxe0 hw counters in /metrics 20 s after the warm-up"

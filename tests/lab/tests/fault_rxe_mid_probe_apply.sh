@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): node1's RDMA device (rxe0) removed and re-added
+# Fault matrix: node1's RDMA device (rxe0) removed and re-added
 # in the middle of an apply and in the middle of a probe.
 #  1. Apply: lossless-prio3 (reconcile every 2 s) is in force; an apply of
 #     the prio-4 config is stopped after its first DSCP SET (SIGSTOP, see

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): node1's agent frozen (SIGSTOP) for 12 s, longer
+# Fault matrix: node1's agent frozen (SIGSTOP) for 12 s, longer
 # than every deadline its callers use, then thawed (SIGCONT). node1 runs
 # lossless-prio3 with the lab's probes.peers.
 #  - Called while it is stopped: `rocectl --timeout 4s status`, `rocectl

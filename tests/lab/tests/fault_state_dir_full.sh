@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault matrix (issue 12): the agent's state directory (--state-dir
+# Fault matrix: the agent's state directory (--state-dir
 # /var/lib/roced, where the lab starts roced) is out of space during an
 # apply. A tmpfs of 64 KiB more than the directory holds is mounted over it
 # (the agent's files copied in first: accepted config, audit log), then

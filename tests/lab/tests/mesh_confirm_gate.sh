@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The confirm policy's mesh gate (issue 15) on the lab's mesh: the three
+# The confirm policy's mesh gate on the lab's mesh: the three
 # agents restarted with the mesh (each probes the other two at 10 a second
 # over UD), and node1 judging its changes by the loss of its own probes.
 #  1. A config applied with `--confirm-policy window=30s,mesh-loss=0.05`,

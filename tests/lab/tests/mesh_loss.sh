@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet mesh (issue 14) on the lab's three nodes, one bridge (one ToR):
+# The fleet mesh on the lab's three nodes, one bridge (one ToR):
 # every agent restarted with --mesh-inventory (the three nodes under
 # tor-lab), so each probes the other two over UD queue pairs at the default
 # 10 probes a second and answers their probes.

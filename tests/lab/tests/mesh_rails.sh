@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fleet mesh on hosts with two RoCE ports (two rails): one UD port per
-# RoCE port (issue 14). Each of the lab's three nodes gets a second RoCE
+# RoCE port. Each of the lab's three nodes gets a second RoCE
 # port: a macvlan on eth0 with an address of its own (arp_ignore=1 and
 # arp_announce=2, so each address answers only on its own interface) and
 # rxe1 over it. The agents, restarted with --mesh-inventory, open a UD port

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet mesh's done-when (issue 14) in the routed lab: six nodes under
+# The fleet mesh's acceptance test in the routed lab: six nodes under
 # three ToRs (two hosts each), every ToR joined to two spines with ECMP, so
 # RoCE v2 crosses layer 3 as in production. Every agent runs the mesh at the
 # default rates (10/s under the ToR, 1/s across) over DSCPs 26 and 0, with

@@ -1,4 +1,4 @@
-# Helpers for the RDMA probe lab tests (issue 5): rocectl against a node's
+# Helpers for the RDMA probe lab tests: rocectl against a node's
 # agent from the lab namespace, and the node's generated config (probes.peers
 # = the other nodes) put back when another test left a different one (the
 # reconcile tests leave node1 with a config that manages nothing).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Health-gated confirm (issue 15) on a real kernel: node1's agent judges a
+# Health-gated confirm on a real kernel: node1's agent judges a
 # provisional config by its confirm policy, with a real RC latency probe to
 # node2 as the gate that matters.
 #  1. A config that moves RoCE's ToS to 104 (DSCP 26), applied with

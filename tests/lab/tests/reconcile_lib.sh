@@ -1,4 +1,4 @@
-# Helpers for the reconcile lab tests (issue 4): apply configs to node1's
+# Helpers for the reconcile lab tests: apply configs to node1's
 # agent from the lab namespace with rocectl, and read the node back with
 # independent clients (dcb -j, ip -j link, the ECN and dcbtest sysfs files,
 # configfs rdma_cm, hugepage counts). Sourced, not run; sources lib.sh.
@@ -274,7 +274,7 @@ rec_wait_converged() {
   printf '%s\n' "$st"
 }
 
-# The QoS knobs of issue 13 on node1, read with independent clients, as one
+# The QoS knobs (buffers, PFC prevention, CNP/DCQCN) on node1, read with independent clients, as one
 # canonical JSON object: the port buffers (dcb -j buffer), the PFC storm
 # prevention timeout (ethtool --get-tunable, "off: <why>" when it fails) and
 # the CNP/DCQCN files of the test NIC (ecn/roce_np|roce_rp/<name>).
@@ -305,7 +305,7 @@ print(json.dumps(out, sort_keys=True))
 PY
 }
 
-# Issue 13's knobs with PFC on 3: priority 3 in buffer 1, PFC prevention
+# The QoS knobs with PFC on 3: priority 3 in buffer 1, PFC prevention
 # 500 ms, six CNP/DCQCN parameters off their defaults; a 3 s periodic pass
 # (the tunable and the sysfs files raise no event). The buffers leave 64 KiB
 # of the test NIC's 512 KiB: mlx5 refuses a layout that leaves the shared

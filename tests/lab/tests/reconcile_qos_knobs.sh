@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's knobs on the DCB test NIC: the port buffers (DCB netlink), the
+# The QoS knobs on the DCB test NIC: the port buffers (DCB netlink), the
 # PFC storm prevention timeout (ethtool ioctl) and the CNP/DCQCN parameters
 # (MLNX_OFED sysfs) are applied and read back with independent clients
 # (dcb -j buffer, ethtool --get-tunable, the sysfs files); status says

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A refused write of one of issue 13's knobs rolls the apply back: with the
-# test NIC refusing DCQCN parameter writes (refuse_cc), the PFC, buffer and
+# A refused write of one of the QoS knobs (buffers, PFC prevention,
+# CNP/DCQCN) rolls the apply back: with the test NIC refusing DCQCN
+# parameter writes (refuse_cc), the PFC, buffer and
 # PFC prevention steps before it are undone; with it refusing the tunable
 # (refuse_tunable), the buffer step; with it refusing buffers
 # (refuse_buffer), the PFC step. Each time the node (rec_snapshot and the

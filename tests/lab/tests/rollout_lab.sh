@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# `rocectl rollout` across the lab's three agents (issues 15 and 39's
-# done-when), each node judging its change by real RC probes, on the lab's
-# one bridge:
+# `rocectl rollout` across the lab's three agents, each node judging its
+# change by real RC probes, on the lab's one bridge:
 #  1. A good config (RoCE ToS 104, DSCP 26) with the default policy (60 s,
 #     converged, no PFC storm, and probes to two other targets chosen by
 #     rocectl, announced first), all three nodes in one batch (one 60 s

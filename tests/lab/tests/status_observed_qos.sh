@@ -20,7 +20,7 @@ out=$(rctl apply -f "$m") || fail "apply of the MTU-only config failed: $out"
 
 # ECN first: its sysfs file raises no event, so only a pass that starts
 # after it (one of the dcb changes' passes) is sure to see it; written last,
-# it could wait for the 30 s periodic pass (CI's run of stop 45 failed so).
+# it could wait for the 30 s periodic pass.
 lsh "$REC_NODE" "
   echo 1 > /sys/class/net/eth0/ecn/roce_np/enable/3
   dcb pfc set dev eth0 prio-pfc all:off 3:on
