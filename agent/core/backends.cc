@@ -13,7 +13,12 @@ NodeBackends::NodeBackends(const hal::Paths& paths, bool use_verbs, const std::s
       link_flaps_(std::make_unique<metrics::LinkFlapHistory>()),
       node_io_(std::make_unique<reconcile::LinuxNodeIo>(
           paths, [flaps = link_flaps_.get()](const std::string& netdev) { flaps->NoteOwnToggle(netdev, absl::Now()); },
-          dcb_fixture.empty() ? nullptr : std::make_unique<hal::DcbFixtureFiles>(dcb_fixture))) {
+          dcb_fixture.empty() ? nullptr : std::make_unique<hal::DcbFixtureFiles>(dcb_fixture),
+          // A fixture tree's drivers are its DCB fixture's driver lines,
+          // never the host's netdevs of the same names.
+          live_ ? std::make_unique<hal::EthtoolInfo>()
+          : dcb_fixture.empty() ? nullptr
+                                : std::make_unique<hal::DcbFixtureDriverInfo>(dcb_fixture))) {
   if (!live_) return;
   ethtool_ = std::make_unique<hal::EthtoolStats>();
   dcb_ = std::make_unique<hal::DcbNetlink>();

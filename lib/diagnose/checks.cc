@@ -16,6 +16,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/ascii.h"
 #include "hal/dcb_netlink.h"
+#include "hal/driver_profile.h"
 #include "model/defaults.h"
 #include "probe/baseline.h"
 #include "util/ip_subnet.h"
@@ -323,12 +324,14 @@ void SwitchAlignment(const Ctx& c) {
   }
 }
 
-// dcbx_mode: the port's DCBX run by the NIC's firmware (getdcbx without the
-// host bit), where what the host writes is replaced by what the switch
-// advertises to a willing port.
+// dcbx_mode: the port's DCB owned by an agent in the NIC (getdcbx without
+// the host bit: mlx5's firmware DCBX, bnxt_en's and ice's firmware LLDP
+// agents), where what the host writes is replaced by what the switch
+// advertises, or refused. The remedy is the driver's (hal/driver_profile).
 void DcbxMode(const Ctx& c) {
   for (const auto& [netdev, obs] : RoceNetdevs(c.in)) {
     if (obs == nullptr || obs->dcbx_host != false) continue;
+    const hal::DriverProfile& profile = hal::ProfileFor(obs->driver);
     bool manages_dcb = false;
     bool takes_host = false;
     for (const auto& iface : c.in.state.config().desired().interfaces()) {
@@ -338,18 +341,20 @@ void DcbxMode(const Ctx& c) {
                     q.has_pfc() || q.has_ets() || q.has_buffers();
       takes_host = takes_host || q.dcbx_mode() == roced::v1::DCBX_MODE_HOST;
     }
-    if (takes_host) continue;  // the reconciler takes host mode; `converged` says whether it has
+    // The reconciler takes host mode where setdcbx can (`converged` says
+    // whether it has); elsewhere only the operator can.
+    if (takes_host && profile.host_mode_by_setdcbx) continue;
     c.Add(manages_dcb ? roced::v1::SEVERITY_WARNING : roced::v1::SEVERITY_INFO, netdev,
-          "DCBX runs in the NIC firmware, not on the host",
-          manages_dcb ? "the config sets PFC, ETS, trust or buffers on this port, but the firmware replaces host "
-                        "writes with what the switch advertises to a willing port, so roced reports those "
-                        "fields instead of writing them"
-                      : "PFC, ETS and the DSCP map follow what the switch advertises over LLDP (a willing port); "
-                        "host tools' changes do not last",
-          manages_dcb ? "set `qos.dcbx_mode: host` to let roced take the port (or disable the firmware's LLDP/DCBX "
-                        "agent: mlxconfig LLDP_NB_DCBX_P1=0, then reboot)"
-                      : "keep the switch's DCBX policy the source of truth, or take host mode "
-                        "(`qos.dcbx_mode: host`, `dcb dcbx set dev " + netdev + " host ieee`) and set QoS statically");
+          absl::StrCat("DCB is owned by ", profile.firmware_agent, ", not the host"),
+          manages_dcb ? "the config sets PFC, ETS, trust or buffers on this port, but the NIC replaces or refuses "
+                        "host writes (it follows what the switch advertises), so roced reports those fields "
+                        "instead of writing them"
+                      : "PFC, ETS and the DSCP map follow what the switch advertises over LLDP; host tools' "
+                        "changes do not last",
+          manages_dcb || !profile.host_mode_by_setdcbx
+              ? hal::HostModeFix(profile, netdev)
+              : "keep the switch's DCBX policy the source of truth, or take host mode (`qos.dcbx_mode: host`, "
+                "`dcb dcbx set dev " + netdev + " host ieee`) and set QoS statically");
   }
 }
 

@@ -159,10 +159,11 @@ absl::Status SetKey(absl::string_view key, absl::string_view value, DcbReading* 
     ASSIGN_OR_RETURN(r->apps, DscpApps(value));
     return absl::OkStatus();
   }
+  if (key == "driver") return absl::OkStatus();  // DcbFixtureDriverInfo's
   if (absl::StartsWith(key, "ets.")) return SetEtsKey(key, value, r);
   if (absl::StartsWith(key, "pfc.")) return SetPfcKey(key, value, r);
   if (absl::StartsWith(key, "buffer.")) return SetBufferKey(key, value, r);
-  return absl::InvalidArgumentError("unknown key (dcbx, ets.*, pfc.*, app.dscp, buffer.*)");
+  return absl::InvalidArgumentError("unknown key (dcbx, ets.*, pfc.*, app.dscp, buffer.*, driver)");
 }
 
 }  // namespace
@@ -202,6 +203,24 @@ absl::StatusOr<DcbReading> DcbFixtureFiles::Get(const std::string& ifname) const
   absl::StatusOr<DcbReading> r = ParseDcbFixture(*text);
   if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", r.status().message()));
   return r;
+}
+
+absl::StatusOr<DriverInfo> DcbFixtureDriverInfo::Driver(const std::string& netdev) const {
+  const std::string path = absl::StrCat(dir_, "/", netdev);
+  absl::StatusOr<std::string> text = util::ReadRegularFile(path, kMaxDcbFixtureBytes, "DCB fixture");
+  if (!text.ok()) return text.status();
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    line = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
+    if (!absl::ConsumePrefix(&line, "driver:")) continue;
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    if (words.empty()) break;
+    return DriverInfo{words[0], words.size() > 1 ? words[1] : "", "", ""};
+  }
+  return absl::NotFoundError(absl::StrCat(netdev, ": no driver line in ", path));
+}
+
+absl::StatusOr<std::map<std::string, bool>> DcbFixtureDriverInfo::PrivateFlags(const std::string&) const {
+  return std::map<std::string, bool>{};
 }
 
 absl::Status DcbFixtureFiles::ReadOnly(const std::string& ifname, absl::string_view what) const {

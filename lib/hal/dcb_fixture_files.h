@@ -20,6 +20,7 @@
 //   buffer.prio2buffer: 0 0 0 1 0 0 0 0
 //   buffer.size: 130944 130944 0 0 0 0 0 0
 //   buffer.total: 1048576
+//   driver: bnxt_en 6.1.0          # ethtool -i's driver and version (DcbFixtureDriverInfo)
 //
 // The files are read on every Get, so a test changes the node by editing
 // them. Writes are refused (FAILED_PRECONDITION): the fixture is the test's,
@@ -30,6 +31,7 @@
 
 #include "absl/strings/string_view.h"
 #include "hal/dcb_netlink.h"
+#include "hal/ethtool_info.h"
 
 namespace roced::hal {
 
@@ -58,6 +60,18 @@ class DcbFixtureFiles final : public Dcb {
  private:
   absl::Status ReadOnly(const std::string& ifname, absl::string_view what) const;
 
+  const std::string dir_;
+};
+
+// ethtool -i of a fixture tree's netdevs: the `driver:` line of DIR/<netdev>
+// ("NAME [VERSION]"); NOT_FOUND without one. No private flags.
+class DcbFixtureDriverInfo final : public EthtoolInfo {
+ public:
+  explicit DcbFixtureDriverInfo(std::string dir) : dir_(std::move(dir)) {}
+  absl::StatusOr<DriverInfo> Driver(const std::string& netdev) const override;
+  absl::StatusOr<std::map<std::string, bool>> PrivateFlags(const std::string& netdev) const override;
+
+ private:
   const std::string dir_;
 };
 

@@ -360,15 +360,15 @@ const std::vector<WellKnownCounter>& WellKnownCounters() {
   static const auto* counters = new std::vector<WellKnownCounter>{
       {"roced_rdma_cnp_sent_total", "cnp_sent",
        "Congestion notification packets sent by the notification point after ECN-marked RoCE "
-       "packets arrived (mlx5 np_cnp_sent).",
-       1, {{{kHw, "np_cnp_sent"}}}},
+       "packets arrived (mlx5 np_cnp_sent, irdma cnpSent).",
+       1, {{{kHw, "np_cnp_sent"}}, {{kHw, "cnpSent"}}}},
       {"roced_rdma_cnp_handled_total", "cnp_handled",
        "Congestion notification packets the reaction point received and acted on by lowering "
-       "its rate (mlx5 rp_cnp_handled).",
-       1, {{{kHw, "rp_cnp_handled"}}}},
+       "its rate (mlx5 rp_cnp_handled, irdma cnpHandled).",
+       1, {{{kHw, "rp_cnp_handled"}}, {{kHw, "cnpHandled"}}}},
       {"roced_rdma_ecn_marked_packets_total", "ecn_marked_packets",
-       "RoCE packets received with ECN-CE set (mlx5 np_ecn_marked_roce_packets).", 1,
-       {{{kHw, "np_ecn_marked_roce_packets"}}}},
+       "RoCE packets received with ECN-CE set (mlx5 np_ecn_marked_roce_packets, irdma RxECNMrkd).", 1,
+       {{{kHw, "np_ecn_marked_roce_packets"}}, {{kHw, "RxECNMrkd"}}}},
       {"roced_rdma_out_of_sequence_total", "out_of_sequence",
        "Packets the responder received with a PSN beyond the expected one (mlx5 "
        "out_of_sequence, rxe out_of_seq_request).",

@@ -156,6 +156,33 @@ void AddPortFamilies(Builder& b, const std::string& d, const roced::v1::Port& po
   }
 }
 
+// One RoCE port's netdev driver (InterfaceQos.driver): what it is, whether
+// an agent in the NIC owns DCB, and how each managed field reaches the NIC.
+void AddDriverFamilies(Builder& b, const roced::v1::InterfaceQos& q) {
+  const roced::v1::DriverCapability& d = q.driver();
+  if (d.name().empty()) return;
+  std::vector<ClientMetric::Label> l = {
+      {"device", q.rdma_device()}, {"port", absl::StrCat(q.port())}, {"netdev", q.netdev()}, {"driver", d.name()}};
+  auto with = [&l](std::vector<ClientMetric::Label> more) {
+    auto out = l;
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  };
+  b.Gauge("roced_netdev_driver_info",
+          "The RoCE netdev's driver as ethtool -i reports it, and roced's profile for it; value is always 1.",
+          with({{"version", d.version()}, {"firmware_version", d.firmware_version()}, {"profile", d.profile()}}), 1);
+  b.Gauge("roced_dcb_firmware_agent",
+          "1 while an agent in the NIC (firmware DCBX or LLDP agent) owns the port's DCB and roced only reports it "
+          "(rocectl status names the fix).",
+          l, d.firmware_agent().empty() ? 0 : 1);
+  for (const auto& f : d.fields()) {
+    b.Gauge("roced_device_capability",
+            "1 when roced can manage the field on the port's driver, 0 when the driver gives it no control "
+            "(surface: where the field is written on this driver).",
+            with({{"field", f.field()}, {"surface", f.surface()}}), f.manageable() ? 1 : 0);
+  }
+}
+
 }  // namespace
 
 std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& state) {
@@ -165,6 +192,7 @@ std::vector<MetricFamily> NodeCollector::Families(const roced::v1::NodeState& st
     AddDeviceFamilies(b, dev);
     for (const auto& port : dev.ports()) AddPortFamilies(b, dev.name(), port);
   }
+  for (const auto& q : state.interface_qos()) AddDriverFamilies(b, q);
   return b.Take();
 }
 

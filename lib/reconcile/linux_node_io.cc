@@ -9,7 +9,8 @@
 namespace roced::reconcile {
 
 const hal::DriverProfile& LinuxNodeIo::ProfileOf(const std::string& netdev) const {
-  absl::StatusOr<hal::DriverInfo> info = info_.Driver(netdev);
+  if (info_ == nullptr) return hal::ProfileFor("");
+  absl::StatusOr<hal::DriverInfo> info = info_->Driver(netdev);
   return hal::ProfileFor(info.ok() ? info->driver : "");
 }
 
@@ -19,7 +20,8 @@ void LinuxNodeIo::NoteResetWrite(const std::string& netdev) {
 
 InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
   InterfaceObserved o;
-  if (auto info = info_.Driver(t.netdev); info.ok()) {
+  if (auto info = info_ != nullptr ? info_->Driver(t.netdev) : absl::NotFoundError("no driver source");
+      info.ok()) {
     o.driver = info->driver;
     o.driver_version = info->version;
     o.firmware_version = info->firmware_version;

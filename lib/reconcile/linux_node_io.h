@@ -35,9 +35,14 @@ class LinuxNodeIo : public NodeIo {
   // `dcb` (null: DCB netlink) is where DCB state is read and written: a
   // fixture tree's files (hal::DcbFixtureFiles) where no kernel holds the
   // netdevs.
+  // `info` is where the netdevs' drivers are read (null: nowhere, for a
+  // fixture tree without driver lines, whose netdev names the host may
+  // share).
   explicit LinuxNodeIo(hal::Paths paths, std::function<void(const std::string& netdev)> on_link_toggle = {},
-                       std::unique_ptr<hal::Dcb> dcb = nullptr)
+                       std::unique_ptr<hal::Dcb> dcb = nullptr,
+                       std::unique_ptr<hal::EthtoolInfo> info = std::make_unique<hal::EthtoolInfo>())
       : dcb_(dcb != nullptr ? std::move(dcb) : std::make_unique<hal::DcbNetlink>()),
+        info_(std::move(info)),
         ecn_(paths),
         congestion_(paths),
         rdma_cm_(paths),
@@ -64,12 +69,12 @@ class LinuxNodeIo : public NodeIo {
  private:
   hal::LinkMtu link_;
   std::unique_ptr<hal::Dcb> dcb_;
+  std::unique_ptr<hal::EthtoolInfo> info_;
   hal::EcnFiles ecn_;
   hal::CongestionFiles congestion_;
   hal::EthtoolTunable tunable_;
   hal::RdmaCm rdma_cm_;
   hal::HugepagePools hugepages_;
-  hal::EthtoolInfo info_;
   std::function<void(const std::string&)> on_link_toggle_;
 
   // The profile of `netdev`'s driver (ethtool -i; "other" when unknown).

@@ -91,6 +91,24 @@ check "its firmware DCBX, PFC off and vendor ETS" bash -c "grep -qxF '    dcbx  
   grep -qxF '    pfc         none  (delay 0, cap 8)' <<<'$ens1f1' &&
   grep -qxF '    ets         prio->tc 1 0 2 3 4 5 6 7; tc0-7 vendor' <<<'$ens1f1'"
 check "a netdev without a DCB file has no DCB" grep -Eq '^    not read    dcb, ' <<<"$(block eth0)"
+check "ens1f0's driver and roced's profile for it" grep -qxF "    driver      mlx5_core 6.1.0 (profile mlx5)" <<<"$ens1f0"
+check "what mlx5 gives no control of on ens1f0 (no tunable, no DCQCN files)" \
+  grep -qxF "    no control  qos.pfc_prevention, qos.dcqcn (-o yaml says why)" <<<"$ens1f0"
+ens2f0=$(block ens2f0)
+bnxt_block_ok() {  # over the block's words, as the lines wrap at 80 columns
+  local flat
+  flat=$(tr -s ' \n' ' ' <<<"$ens2f0")
+  grep -qF "driver bnxt_en 6.1.0 (profile bnxt_en)" <<<"$flat" &&
+    grep -qF "no control qos.dcbx_mode, qos.buffers, qos.pfc_prevention, qos.dcqcn, qos.ecn (-o" <<<"$flat" &&
+    grep -qF "dcb owner the NIC firmware's LLDP/DCBX agent (LLD_MANAGED, from NVM); to give DCB to the host: turn" <<<"$flat" &&
+    grep -qF "reload bnxt_en: ens2f0 then reports host mode" <<<"$flat"
+  local rc=$?
+  ((rc == 0)) || echo "$ens2f0"
+  return $rc
+}
+check "bnxt_en's fields without a control, its firmware agent and the NVM fix" bnxt_block_ok
+check "a netdev whose driver the fixture does not name has no driver line" \
+  bash -c "! grep -q '^    driver ' <<<'$(block eth0)'"
 
 ctl -o json status >"$WORK/status.json"
 ctl -o yaml status >"$WORK/status.yaml"

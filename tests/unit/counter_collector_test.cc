@@ -3,6 +3,7 @@
 // ethtool reader, plus the GetCounters sets built from the same reading.
 #include "metrics/counter_collector.h"
 #include "metrics/dcb_collector.h"
+#include "metrics/node_collector.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -381,6 +382,37 @@ TEST(DcbCollector, NoNetdevWithDcbGivesNoFamilies) {
   hal::DcbNetlink dcb;
   DcbCollector c(&dcb, [] { return std::vector<std::string>{"lo"}; });
   EXPECT_TRUE(c.Collect().empty());
+}
+
+// Each RoCE port's driver as series: its identity, whether an agent in the
+// NIC owns DCB, and a roced_device_capability per field (1 manageable).
+TEST(NodeCollectorTest, DriverCapabilitiesBecomeSeriesPerPortAndField) {
+  roced::v1::NodeState state;
+  auto* q = state.add_interface_qos();
+  q->set_netdev("eth0");
+  q->set_rdma_device("bnxt_re0");
+  q->set_port(1);
+  auto* d = q->mutable_driver();
+  d->set_name("bnxt_en");
+  d->set_version("6.1.0");
+  d->set_profile("bnxt_en");
+  d->set_firmware_agent("the NIC firmware's LLDP/DCBX agent");
+  auto* pfc = d->add_fields();
+  pfc->set_field("qos.pfc");
+  pfc->set_surface("dcbnl IEEE PFC");
+  pfc->set_manageable(true);
+  auto* buffers = d->add_fields();
+  buffers->set_field("qos.buffers");
+  buffers->set_surface("none");
+  state.add_interface_qos()->set_netdev("eth1");  // driver unread: no series
+  Flat f = Flatten(NodeCollector::Families(state));
+  const std::string port = "device=bnxt_re0,port=1,netdev=eth0,driver=bnxt_en";
+  EXPECT_EQ(f["roced_device_capability"][port + ",field=qos.pfc,surface=dcbnl IEEE PFC"], 1);
+  EXPECT_EQ(f["roced_device_capability"].count(port + ",field=qos.buffers,surface=none"), 1u);
+  EXPECT_EQ(f["roced_device_capability"][port + ",field=qos.buffers,surface=none"], 0);
+  EXPECT_EQ(f["roced_dcb_firmware_agent"][port], 1);
+  EXPECT_EQ(f["roced_netdev_driver_info"][port + ",version=6.1.0,firmware_version=,profile=bnxt_en"], 1);
+  EXPECT_EQ(f["roced_device_capability"].size(), 2u);
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ TEST(Diagnose, FirmwareDcbxIsAWarningWhereTheConfigSetsDcbAndANoteElsewhere) {
   auto f = Of(RunAll(in), "dcbx_mode");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_INFO);
-  EXPECT_THAT(f[0].summary(), HasSubstr("DCBX runs in the NIC firmware"));
+  EXPECT_THAT(f[0].summary(), HasSubstr("DCB is owned by the NIC's firmware or an LLDP agent"));
   auto* iface = in.state.mutable_config()->mutable_desired()->add_interfaces();
   iface->mutable_match()->set_netdev("eth0");
   iface->mutable_qos()->mutable_pfc()->add_priorities(3);
@@ -200,6 +200,31 @@ TEST(Diagnose, FirmwareDcbxIsAWarningWhereTheConfigSetsDcbAndANoteElsewhere) {
   EXPECT_THAT(f[0].remedy(), HasSubstr("qos.dcbx_mode: host"));
   iface->mutable_qos()->set_dcbx_mode(roced::v1::DCBX_MODE_HOST);
   EXPECT_TRUE(Of(RunAll(in), "dcbx_mode").empty()) << "the reconciler takes host mode";
+}
+
+// The remedy is the port's driver's: ice's private flag, bnxt_en's NVM; a
+// config asking for host mode does not silence it where setdcbx cannot
+// take it.
+TEST(Diagnose, FirmwareAgentRemedyIsTheDriversOwn) {
+  Inputs in = Aligned();
+  in.netdevs["eth0"].dcbx_host = false;
+  auto* iface = in.state.mutable_config()->mutable_desired()->add_interfaces();
+  iface->mutable_match()->set_netdev("eth0");
+  iface->mutable_qos()->set_dcbx_mode(roced::v1::DCBX_MODE_HOST);
+  iface->mutable_qos()->mutable_pfc()->add_priorities(3);
+  in.netdevs["eth0"].driver = "mlx5_core";
+  EXPECT_TRUE(Of(RunAll(in), "dcbx_mode").empty()) << "mlx5: the reconciler takes host mode";
+  in.netdevs["eth0"].driver = "ice";
+  auto f = Of(RunAll(in), "dcbx_mode");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), roced::v1::SEVERITY_WARNING);
+  EXPECT_THAT(f[0].summary(), HasSubstr("fw-lldp-agent"));
+  EXPECT_EQ(f[0].remedy(), "ethtool --set-priv-flags eth0 fw-lldp-agent off");
+  in.netdevs["eth0"].driver = "bnxt_en";
+  f = Of(RunAll(in), "dcbx_mode");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].remedy(), HasSubstr("NVM"));
+  EXPECT_THAT(f[0].remedy(), HasSubstr("reload bnxt_en"));
 }
 
 TEST(Diagnose, NoDcbIsANoteNotAnError) {

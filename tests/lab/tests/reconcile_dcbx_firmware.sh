@@ -33,7 +33,7 @@ for f in qos.dscp_to_priority qos.ets qos.pfc; do
   expect_eq "status $f in firmware mode" FIELD_SYNC_UNSUPPORTED "$(rec_field_sync "$st" eth0 $f)"
 done
 msg=$(json_get "$st" "next(f.get('message', '') for f in j['fields'] if f['field'] == 'qos.pfc')")
-grep -q "DCBX runs in the NIC firmware" <<<"$msg" || fail "qos.pfc's status does not say why: $msg"
+grep -q "DCB belongs to the ConnectX firmware's DCBX agent" <<<"$msg" || fail "qos.pfc's status does not say why: $msg"
 expect_eq "status qos.ecn.np_priorities (not DCB)" FIELD_SYNC_IN_SYNC "$(rec_field_sync "$st" eth0 qos.ecn.np_priorities)"
 diag=$(rctl -o json diagnose --checks dcbx_mode) || true
 expect_eq "diagnose dcbx_mode" "SEVERITY_WARNING eth0" \
