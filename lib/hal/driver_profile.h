@@ -42,6 +42,9 @@ struct DriverProfile {
   // bnxt_en: setpfc is -EINVAL until an ETS configuration was set
   // (bnxt_hwrm_queue_pfc_cfg) and pfc_cap counts lossless traffic classes.
   bool pfc_needs_ets;
+  // ice: the PFC delay is the port's register (ice_get_pfc_delay), never
+  // what setpfc was given.
+  bool pfc_delay_is_port_own;
   // Whether the driver answers DCB writes (ETS, PFC, the DSCP table) by
   // resetting the netdev: ice on every change (ice_dcbnl_devreset), bnxt_en
   // when the TC count or the lossless queues change (bnxt_setup_mq_tc,

@@ -1,11 +1,14 @@
 #include "reconcile/fields.h"
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <limits>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hal/driver_profile.h"
 #include "model/dcqcn_params.h"
 #include "reconcile/apply.h"
 #include "reconcile/plan.h"
@@ -446,6 +449,8 @@ FieldSpec EtsField() {
   });
 }
 
+absl::Status CheckPfcOnEts(const Plan& plan, const Step& step, const InterfaceObserved& obs);
+
 FieldSpec PfcField() {
   return Erase<Pfc>({
       .field = Field::kPfc,
@@ -468,12 +473,16 @@ FieldSpec PfcField() {
         const auto& pfc = c.qos().pfc();
         // No delay in the config: keep the node's.
         const uint16_t keep = obs.pfc ? obs.pfc->delay : 0;
-        return Pfc{MaskOf(pfc.priorities()), pfc.has_delay() ? static_cast<uint16_t>(pfc.delay()) : keep};
+        // A driver whose delay is the port's own (ice reads a register a
+        // write does not change): the node's, whatever the config says.
+        const bool settable = !hal::ProfileFor(obs.driver).pfc_delay_is_port_own;
+        return Pfc{MaskOf(pfc.priorities()), pfc.has_delay() && settable ? static_cast<uint16_t>(pfc.delay()) : keep};
       },
       .observe = Member<Pfc>(&InterfaceObserved::pfc),
       .render = PfcText,
       .write = [](NodeIo& io, const Target* t, const HugepagePool&, const std::optional<Pfc>&,
                   const Pfc& to) { return io.SetPfc(*t, to); },
+      .check = CheckPfcOnEts,
   });
 }
 
@@ -585,6 +594,47 @@ absl::Status CheckLosslessMinimum(const Plan& plan, const Step& step, const Inte
         min.bytes(), " (xoff ", min.xoff, " + MTU ", min.max_mtu, " + one ", kBufferCellBytes, "-byte cell) for priority ",
         p, "'s buffer: mlx5's xoff for a ", min.cable_m, " m cable (the PFC delay) and MTU ", min.mtu, " at ",
         kMlx5MinSpeedMbps / 1000, " Gb/s, its lowest (a faster port needs more)"));
+  }
+  return absl::OkStatus();
+}
+
+// qos.pfc's pre-write check, for drivers whose PFC rides on their ETS
+// (hal::DriverProfile::pfc_needs_ets, bnxt_en): setpfc is -EINVAL before
+// any ETS was set, and for more lossless traffic classes than pfc_cap
+// (bnxt_hwrm_queue_pfc_cfg). With the ETS the plan writes before PFC, else
+// the node's; refused here, nothing is written.
+absl::Status CheckPfcOnEts(const Plan& plan, const Step& step, const InterfaceObserved& obs) {
+  const hal::DriverProfile& profile = hal::ProfileFor(obs.driver);
+  const Pfc* want = std::get_if<Pfc>(&step.wanted);
+  if (!profile.pfc_needs_ets || want == nullptr || want->enabled == 0) return absl::OkStatus();
+  std::optional<Ets> ets = obs.ets;
+  bool ets_written = false;
+  for (const Step& s : plan.steps) {
+    if (s.target != step.target || s.field != Field::kEts) continue;
+    if (const Ets* e = std::get_if<Ets>(&s.wanted); e != nullptr) {
+      ets = *e;
+      ets_written = true;
+    }
+  }
+  // bnxt_en in host mode reads all zeros (every class strict, every
+  // priority on TC 0, no bandwidth) until an ETS is set.
+  const bool never_set = ets && std::all_of(ets->tc_bw.begin(), ets->tc_bw.end(), [](uint8_t b) { return b == 0; }) &&
+                         std::all_of(ets->prio_tc.begin(), ets->prio_tc.end(), [](uint8_t t) { return t == 0; });
+  if (!ets || (never_set && !ets_written)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        step.object, ": ", profile.name, " takes PFC only once an ETS configuration is set (bnxt_hwrm_queue_pfc_cfg): "
+        "add qos.ets to the config"));
+  }
+  uint32_t tcs = 0;
+  for (int p = 0; p < 8; ++p) {
+    if (want->enabled & (1u << p)) tcs |= 1u << ets->prio_tc[p];
+  }
+  const int lossless = std::popcount(tcs);
+  if (obs.pfc_cap && *obs.pfc_cap > 0 && lossless > *obs.pfc_cap) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        step.object, ": qos.pfc puts ", lossless, " traffic classes on lossless queues; ", profile.name, " has ",
+        static_cast<int>(*obs.pfc_cap), " (pfc_cap, its lossless queue profiles): map the PFC priorities to at most ",
+        static_cast<int>(*obs.pfc_cap), " traffic classes in qos.ets.priority_to_tc"));
   }
   return absl::OkStatus();
 }

@@ -95,8 +95,8 @@ absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const Ds
   for (const auto& [dscp, prio] : have) {
     if (!want.contains(dscp)) removed.push_back({hal::kAppSelectorDscp, prio, dscp});
   }
-  NoteResetWrite(t.netdev);
   if (ProfileOf(t.netdev).dscp_remap == hal::DscpRemap::kDeleteFirst) return SetDscpDeleteFirst(t, add, remapped, removed);
+  NoteResetWrite(t.netdev);
   // Add before delete: on mlx5 removing the last DSCP entry drops the
   // port to PCP trust, which a remap must not pass through.
   if (absl::Status s = dcb_->AddApps(t.netdev, add); !s.ok()) return s;
@@ -152,18 +152,27 @@ absl::Status LinuxNodeIo::SetDscpDeleteFirst(const Target& t, const std::vector<
     for (const hal::DcbApp& old : remapped) is_remap |= old.protocol == a.protocol;
     (is_remap ? moved : fresh).push_back(a);
   }
+  // Each write may reset the netdev (ice: every app change): each noted.
+  auto add_one = [&](const hal::DcbApp& a) {
+    NoteResetWrite(t.netdev);
+    return dcb_->AddApps(t.netdev, {a});
+  };
+  auto del_one = [&](const hal::DcbApp& a) {
+    NoteResetWrite(t.netdev);
+    return dcb_->DelApps(t.netdev, {a});
+  };
   for (const hal::DcbApp& a : fresh) {
-    if (absl::Status s = dcb_->AddApps(t.netdev, {a}); !s.ok()) return s;
+    if (absl::Status s = add_one(a); !s.ok()) return s;
   }
   for (const hal::DcbApp& old : remapped) {
-    if (absl::Status s = dcb_->DelApps(t.netdev, {old}); !s.ok() && !absl::IsNotFound(s)) return s;
+    if (absl::Status s = del_one(old); !s.ok() && !absl::IsNotFound(s)) return s;
     for (const hal::DcbApp& a : moved) {
       if (a.protocol != old.protocol) continue;
-      if (absl::Status s = dcb_->AddApps(t.netdev, {a}); !s.ok()) return s;
+      if (absl::Status s = add_one(a); !s.ok()) return s;
     }
   }
   for (const hal::DcbApp& r : removed) {
-    if (absl::Status s = dcb_->DelApps(t.netdev, {r}); !s.ok()) return s;
+    if (absl::Status s = del_one(r); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

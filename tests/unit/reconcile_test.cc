@@ -618,6 +618,52 @@ struct BufferCase {
   }
 };
 
+// bnxt_en's PFC rides on its ETS (bnxt_hwrm_queue_pfc_cfg): refused before
+// any write when no ETS was ever set and the config sets none, and when the
+// PFC priorities span more traffic classes than its lossless queues
+// (pfc_cap); with the ETS the plan writes first, it goes ahead.
+TEST(DriverRules, BnxtPfcNeedsAnEtsAndAtMostPfcCapLosslessClasses) {
+  BufferCase c("    qos:\n      pfc: {priorities: [3]}\n");
+  InterfaceObserved& o = c.io.interfaces["eth0"];
+  o.driver = "bnxt_en";
+  o.buffer.reset();
+  o.pfc = Pfc{0, 0};
+  o.pfc_cap = 2;
+  o.ets = Ets{};  // host mode before any setets: zeros
+  c.Replan("    qos:\n      pfc: {priorities: [3]}\n");
+  ASSERT_EQ(c.plan.steps.size(), 1u);
+  auto r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(c.io.writes, 0);
+  EXPECT_THAT(r.steps(0).error(), ::testing::HasSubstr("bnxt_en takes PFC only once an ETS configuration is set"));
+  const std::string ets3 =
+      "      ets: {priority_to_tc: [0,1,2,3,0,0,0,0], tc_bandwidth: [25,25,25,25,0,0,0,0], "
+      "tsa: [ets,ets,ets,ets,strict,strict,strict,strict]}\n";
+  c.Replan("    qos:\n      pfc: {priorities: [1, 2, 3]}\n" + ets3);
+  r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(c.io.writes, 0);
+  EXPECT_THAT(r.steps(1).error(), ::testing::HasSubstr("qos.pfc puts 3 traffic classes on lossless queues; bnxt_en has 2"));
+  c.Replan("    qos:\n      pfc: {priorities: [2, 3]}\n" + ets3);
+  r = ApplyPlan(c.plan, c.targets, &c.io, {2, absl::ZeroDuration()});
+  EXPECT_TRUE(r.success()) << r.DebugString();
+}
+
+// ice's PFC delay is the port's register: a configured delay is not
+// compared, so it cannot hold convergence back.
+TEST(DriverRules, IcePfcDelayIsThePortsOwn) {
+  BufferCase c("    qos:\n      pfc: {priorities: [3]}\n");
+  InterfaceObserved& o = c.io.interfaces["eth0"];
+  o.driver = "ice";
+  o.buffer.reset();
+  o.pfc = Pfc{0x08, 5};
+  c.Replan("    qos:\n      pfc: {priorities: [3], delay: 40}\n");
+  EXPECT_TRUE(c.plan.steps.empty()) << RenderPlan(c.plan);
+  o.driver = "mlx5_core";
+  c.Replan("    qos:\n      pfc: {priorities: [3], delay: 40}\n");
+  EXPECT_EQ(c.plan.steps.size(), 1u) << "mlx5 keeps a delay it is given";
+}
+
 TEST(Buffers, SizesReadBackRoundedDownToACellVerifyAndStayInSync) {
   BufferCase c("    qos:\n      pfc: {priorities: [3]}\n"
                "      buffers: {priority_to_buffer: [0,0,0,1,0,0,0,0], size_bytes: [200000,300000,0,0,0,0,0,0]}\n");
