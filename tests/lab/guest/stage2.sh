@@ -104,7 +104,8 @@ ethtool -K eth0 tx off sg off tso off gso off gro off >/dev/null 2>&1 ||
 # DCB test NIC, and `dcb` with iproute2 6.1's stale-ACK fault worked
 # around (guest/dcb says how; /usr/local/sbin comes first in PATH).
 install -m 0755 "$(dirname "$0")/dcb" /usr/local/sbin/dcb || say "installing the dcb wrapper failed"
-insmod "$KCACHE/module/roce_dcbtest.ko" ifname=eth0 ofed_ecn=1 || say "insmod roce_dcbtest failed"
+insmod "$KCACHE/module/roce_dcbtest.ko" ifname=eth0 ofed_ecn=1 driver="${DCBT_DRIVER:-mlx5}" ||
+  say "insmod roce_dcbtest failed"
 
 # Soft-RoCE.
 rdma link add rxe0 type rxe netdev eth0 || say "rdma link add rxe0 failed"

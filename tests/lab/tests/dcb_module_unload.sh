@@ -8,7 +8,7 @@ require_lab
 C=/sys/class/net/eth0/dcbtest
 KO=$(lx node1 sh -c '. /lab/node.env; echo $KCACHE/module/roce_dcbtest.ko')
 
-reload() { lx node1 sh -c "lsmod | grep -q '^roce_dcbtest ' || insmod $KO ifname=eth0 ofed_ecn=1"; }
+reload() { lx node1 sh -c "lsmod | grep -q '^roce_dcbtest ' || insmod $KO $DCBT_PARAMS"; }
 trap reload EXIT
 
 lsh node1 "echo 1 > $C/reset; dcb app add dev eth0 dscp-prio 26:3"
@@ -22,7 +22,7 @@ grep -q prio3_pause <<<"$(lx node1 ethtool -S eth0)" && fail "prio counters stil
 lx node1 test -e /sys/class/net/eth0/ecn && fail "ecn/ sysfs still there after rmmod"
 lx node1 test -e $C && fail "dcbtest/ sysfs still there after rmmod"
 
-lx node1 insmod "$KO" ifname=eth0 ofed_ecn=1
+lx node1 insmod "$KO" $DCBT_PARAMS
 j=$(lx node1 dcb -j app show dev eth0)
 expect_eq "app table after reload" "[]" "$(json_get "$j" 'j.get("dscp_prio", [])')"
 expect_eq "ethtool -S lines after reload" "$with" "$(lx node1 ethtool -S eth0 | wc -l)"

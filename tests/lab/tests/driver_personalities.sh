@@ -24,7 +24,7 @@ KO=$(lx "$REC_NODE" sh -c '. /lab/node.env; echo $KCACHE/module/roce_dcbtest.ko'
 reload() {  # reload PARAM=VALUE...: the test NIC again with these parameters
   lx "$REC_NODE" sh -c "rmmod roce_dcbtest 2>/dev/null; insmod $KO ifname=eth0 $*" || fail "insmod $* failed"
 }
-rec_on_cleanup "lx $REC_NODE sh -c 'rmmod roce_dcbtest; insmod $KO ifname=eth0 ofed_ecn=1'"
+rec_on_cleanup "lx $REC_NODE sh -c 'rmmod roce_dcbtest; insmod $KO $DCBT_PARAMS'"
 rec_reset
 
 # lossless-prio3.yaml with a 2 s periodic pass (a module reload and the

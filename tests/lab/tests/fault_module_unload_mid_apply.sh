@@ -55,7 +55,7 @@ if lx "$REC_NODE" test -d "$RDMA_CM"; then
 fi
 
 # The module comes back as a fresh NIC: the periodic pass restores A.
-lsh "$REC_NODE" '. /lab/node.env; insmod $KCACHE/module/roce_dcbtest.ko ifname=eth0 ofed_ecn=1'
+lsh "$REC_NODE" ". /lab/node.env; insmod \$KCACHE/module/roce_dcbtest.ko $DCBT_PARAMS"
 took=$(rec_wait_state "$state_a" 20 "node not back to lossless-prio3 after the module was reloaded")
 st=$(rec_status)
 expect_eq "accepted generation after the reload" "$gen" "$(json_get "$st" "int(j['config']['generation'])")"

@@ -49,6 +49,8 @@ require_lab() {
     fail "the lab ($LAB_NAME) is not up: the lab_up fixture did not bring it up"
   # shellcheck source=/dev/null
   source "/run/$LAB_NAME/state"
+  # The test NIC's parameters at boot (stage2.sh), for a test that reloads it.
+  DCBT_PARAMS="ifname=eth0 ofed_ecn=1 driver=${LAB_DRIVER:-mlx5}"
 }
 
 # lx NODE CMD...: run in a node (shorthand for lab exec)
@@ -140,7 +142,7 @@ data_nic_restore() {
     if [ ! -d /sys/class/net/eth0/dcbtest ]; then
       echo "roce_dcbtest"
       ! lsmod | grep -q "^roce_dcbtest " || rmmod roce_dcbtest
-      insmod $KCACHE/module/roce_dcbtest.ko ifname=eth0 ofed_ecn=1
+      insmod $KCACHE/module/roce_dcbtest.ko ifname=eth0 ofed_ecn=1 driver=${DCBT_DRIVER:-mlx5}
     fi
     rdma link show rxe0/1 >/dev/null 2>&1 || { echo "rxe0"; rdma link add rxe0 type rxe netdev eth0; }
     ip -o link show eth0 | grep -q "[<,]UP[,>]" || { echo "up"; ip link set eth0 up; }'

@@ -18,7 +18,7 @@ KO=$(lx "$REC_NODE" sh -c '. /lab/node.env; echo $KCACHE/module/roce_dcbtest.ko'
 reload() {  # reload [PARAM=VALUE...]: the module again, with its defaults but those
   lx "$REC_NODE" sh -c "rmmod roce_dcbtest 2>/dev/null; insmod $KO ifname=eth0 $*" || fail "insmod $* failed"
 }
-rec_on_cleanup "lx $REC_NODE sh -c 'rmmod roce_dcbtest; insmod $KO ifname=eth0 ofed_ecn=1'"
+rec_on_cleanup "lx $REC_NODE sh -c 'rmmod roce_dcbtest; insmod $KO $DCBT_PARAMS'"
 rec_reset
 reload
 lx "$REC_NODE" test -e /sys/class/net/eth0/ecn && fail "ecn/ is there with the module's defaults"
