@@ -242,6 +242,18 @@ TEST(ParseSetStatus, ReadsTheDriversStatusByteAsAPositiveErrno) {
   refused.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_SET).Attr(DCB_ATTR_IEEE, &einval, 1).End();
   EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(refused.bytes().data())), EINVAL);
 
+  // ice's success codes (ICE_DCB_NO_HW_CHG 1, ICE_DCB_HW_CHG 2): no errno
+  // truncates to them, so they are success (0).
+  for (uint8_t code : {1, 2}) {
+    NetlinkBytes done;
+    done.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_DEL).Attr(DCB_ATTR_IEEE, &code, 1).End();
+    EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(done.bytes().data())), 0) << int{code};
+  }
+  const uint8_t enoent = static_cast<uint8_t>(-ENOENT);
+  NetlinkBytes missing;
+  missing.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_DEL).Attr(DCB_ATTR_IEEE, &enoent, 1).End();
+  EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(missing.bytes().data())), ENOENT);
+
   NetlinkBytes empty;
   empty.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_SET).Attr(DCB_ATTR_IEEE, nullptr, 0).End();
   const uint8_t next = 0xea;
@@ -381,6 +393,24 @@ TEST(DcbFixture, KeysLeftOutAreAttributesTheDriverDoesNotReport) {
   EXPECT_FALSE(r->dcbx.has_value());
 }
 
+// ethtool -i of a fixture netdev: its `driver:` line (name, then version),
+// NOT_FOUND without one or without the file, never the host's netdev.
+TEST(DcbFixture, DriverInfoComesFromTheDriverLine) {
+  const std::string dir = ::testing::TempDir() + "/dcb-fixture-driver";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/eth7") << "# a port\ndcbx: host ieee\ndriver:  bnxt_en   6.1.0  # ethtool -i\n";
+  std::ofstream(dir + "/eth8") << "dcbx: host ieee\n";
+  DcbFixtureDriverInfo info(dir);
+  absl::StatusOr<DriverInfo> d = info.Driver("eth7");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->driver, "bnxt_en");
+  EXPECT_EQ(d->version, "6.1.0");
+  EXPECT_TRUE(absl::IsNotFound(info.Driver("eth8").status()));
+  EXPECT_TRUE(absl::IsNotFound(info.Driver("eth0").status())) << "no file: not the host's eth0";
+  EXPECT_TRUE(DcbFixtureFiles(dir).Get("eth7").ok()) << "the DCB parser takes the driver line";
+  EXPECT_TRUE(info.PrivateFlags("eth7")->empty());
+}
+
 TEST(DcbFixture, RefusesWhatIsNotTheFormatNamingTheLine) {
   const std::pair<const char*, const char*> bad[] = {
       {"pfc.enabled: 3\npfc.enabled: 4\n", "line 2: pfc.enabled given twice"},
@@ -391,7 +421,7 @@ TEST(DcbFixture, RefusesWhatIsNotTheFormatNamingTheLine) {
       {"pfc.enabled: 8\n", "'8' is not a number 0-7"},
       {"dcbx: host firmware\n", "'firmware' is not host, lld_managed, cee, ieee or static"},
       {"pfc.prio: 3\n", "line 1: pfc.prio: unknown key"},
-      {"trust: dscp\n", "line 1: trust: unknown key (dcbx, ets.*, pfc.*, app.dscp, buffer.*)"},
+      {"trust: dscp\n", "line 1: trust: unknown key (dcbx, ets.*, pfc.*, app.dscp, buffer.*, driver)"},
       {"pfc.enabled 3\n", "line 1: 'key: value' wanted"},
   };
   for (const auto& [text, message] : bad) {
