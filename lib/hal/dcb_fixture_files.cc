@@ -214,13 +214,9 @@ absl::StatusOr<DriverInfo> DcbFixtureDriverInfo::Driver(const std::string& netde
     if (!absl::ConsumePrefix(&line, "driver:")) continue;
     std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
     if (words.empty()) break;
-    return DriverInfo{words[0], words.size() > 1 ? words[1] : "", "", ""};
+    return DriverInfo{DriverInfoText(words[0]), words.size() > 1 ? DriverInfoText(words[1]) : "", "", ""};
   }
   return absl::NotFoundError(absl::StrCat(netdev, ": no driver line in ", path));
-}
-
-absl::StatusOr<std::map<std::string, bool>> DcbFixtureDriverInfo::PrivateFlags(const std::string&) const {
-  return std::map<std::string, bool>{};
 }
 
 absl::Status DcbFixtureFiles::ReadOnly(const std::string& ifname, absl::string_view what) const {

@@ -64,12 +64,11 @@ class DcbFixtureFiles final : public Dcb {
 };
 
 // ethtool -i of a fixture tree's netdevs: the `driver:` line of DIR/<netdev>
-// ("NAME [VERSION]"); NOT_FOUND without one. No private flags.
+// ("NAME [VERSION]", each as DriverInfoText keeps it); NOT_FOUND without one.
 class DcbFixtureDriverInfo final : public EthtoolInfo {
  public:
   explicit DcbFixtureDriverInfo(std::string dir) : dir_(std::move(dir)) {}
   absl::StatusOr<DriverInfo> Driver(const std::string& netdev) const override;
-  absl::StatusOr<std::map<std::string, bool>> PrivateFlags(const std::string& netdev) const override;
 
  private:
   const std::string dir_;

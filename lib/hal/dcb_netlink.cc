@@ -153,14 +153,16 @@ std::optional<int> ParseSetStatus(nlmsghdr* reply) {
   if (nlmsg_parse(reply, sizeof(dcbmsg), tb, DCB_ATTR_MAX, nullptr) < 0) return std::nullopt;
   if (!tb[DCB_ATTR_IEEE]) return std::nullopt;
   // A u8 holding what the driver's op returned, truncated: a negative
-  // errno read back as signed. A positive value is a success code: ice
-  // returns ICE_DCB_NO_HW_CHG (1) and ICE_DCB_HW_CHG (2) for changes taken
-  // without a reset (ice_dcbnl_setapp, ice_dcbnl_delapp), and no errno
-  // truncates to 1-127.
+  // errno read back as signed. ice also returns ICE_DCB_NO_HW_CHG (1) and
+  // ICE_DCB_HW_CHG (2) (ice_dcbnl_setapp, ice_dcbnl_delapp): the request
+  // was taken (1 from setapp can also hide a failed commit, which the
+  // read-back then shows). Any other positive value, which an errno above
+  // 128 would truncate to, is not known to mean success: EPROTO.
   std::optional<uint8_t> status = U8(tb[DCB_ATTR_IEEE]);
   if (!status) return std::nullopt;
   const int8_t value = static_cast<int8_t>(*status);
-  return value > 0 ? 0 : -value;
+  if (value == 1 || value == 2) return 0;
+  return value > 0 ? EPROTO : -value;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "hal/driver_profile.h"
 
 #include <array>
+#include <cctype>
 
 
 namespace roced::hal {
@@ -116,7 +117,7 @@ constexpr DriverProfile kMlx5{DriverFamily::kMlx5,
                               false,
                               false,
                               false,
-                              false,
+                              {false, false, false},
                               true,
                               "the ConnectX firmware's DCBX agent (firmware mode)",
                               "set qos.dcbx_mode: host (roced takes host mode with setdcbx), or "
@@ -128,7 +129,7 @@ constexpr DriverProfile kBnxt{DriverFamily::kBnxt,
                               false,
                               true,
                               false,
-                              true,
+                              {true, true, false},
                               false,
                               "the NIC firmware's LLDP/DCBX agent (LLD_MANAGED, from NVM)",
                               "turn the firmware LLDP/DCBX agent off in NVM (Broadcom's niccli or bnxtnvm) and "
@@ -140,12 +141,12 @@ constexpr DriverProfile kIce{DriverFamily::kIce,
                              true,
                              false,
                              true,
-                             true,
+                             {true, true, true},
                              false,
                              "the E810 firmware's LLDP agent (private flag fw-lldp-agent on)",
                              "ethtool --set-priv-flags {netdev} fw-lldp-agent off"};
 constexpr DriverProfile kOther{DriverFamily::kOther, "other", "", DscpRemap::kAddReplaces, false, false, false,
-                               false, true, "the NIC's firmware or an LLDP agent",
+                               {false, false, false}, true, "the NIC's firmware or an LLDP agent",
                                "set qos.dcbx_mode: host (roced takes host mode with setdcbx), or stop the "
                                "LLDP agent that manages {netdev}"};
 
@@ -181,7 +182,19 @@ const DriverProfile& ProfileFor(std::string_view driver) {
   return kOther;
 }
 
-std::string HostModeFix(const DriverProfile& profile, std::string_view netdev) {
+std::string HostModeFix(const DriverProfile& profile, std::string_view name) {
+  // A name a shell would read otherwise is quoted (Linux allows any byte
+  // but '/', ':', whitespace and NUL in one).
+  std::string quoted(name);
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '@')) {
+      quoted = "'";
+      for (char q : name) quoted += q == '\'' ? std::string("'\\''") : std::string(1, q);
+      quoted += "'";
+      break;
+    }
+  }
+  const std::string_view netdev = quoted;
   std::string out(profile.host_mode_fix);
   constexpr std::string_view kNetdev = "{netdev}";
   for (size_t at = out.find(kNetdev); at != std::string::npos; at = out.find(kNetdev, at + netdev.size())) {

@@ -45,11 +45,16 @@ struct DriverProfile {
   // ice: the PFC delay is the port's register (ice_get_pfc_delay), never
   // what setpfc was given.
   bool pfc_delay_is_port_own;
-  // Whether the driver answers DCB writes (ETS, PFC, the DSCP table) by
-  // resetting the netdev: ice on every change (ice_dcbnl_devreset), bnxt_en
-  // when the TC count or the lossless queues change (bnxt_setup_mq_tc,
-  // bnxt_queue_remap). mlx5 toggles the link on a pfc_en change only.
-  bool dcb_writes_reset_link;
+  // Which DCB writes the driver may answer by resetting the netdev: ice
+  // every effective ETS, PFC and app change (ice_dcbnl_devreset); bnxt_en
+  // an ETS write that changes the TC count (bnxt_setup_mq_tc) and a PFC
+  // write that moves a class onto a lossless queue (bnxt_queue_remap), not
+  // its app writes. (mlx5's link toggle on a pfc_en change is known apart.)
+  struct Resets {
+    bool ets;
+    bool pfc;
+    bool app;
+  } resets;
   // Whether setdcbx can take host mode (mlx5); otherwise `host_mode_fix`
   // says how the operator does it.
   bool host_mode_by_setdcbx;

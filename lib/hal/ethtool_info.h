@@ -1,15 +1,15 @@
-// What `ethtool -i` and `ethtool --show-priv-flags` report of a netdev: the
-// driver's name and version and the firmware version (ETHTOOL_GDRVINFO),
-// and the driver's private flags by name (ETH_SS_PRIV_FLAGS strings with
-// ETHTOOL_GPFLAGS), through the SIOCETHTOOL ioctl. ice's fw-lldp-agent flag
-// (the NIC's firmware LLDP agent owns DCB while it is on) is read so.
+// What `ethtool -i` reports of a netdev: the driver's name and version and
+// the firmware version (ETHTOOL_GDRVINFO), through the SIOCETHTOOL ioctl.
+// Each string is kept to printable ASCII, at most 32 bytes (the kernel's
+// fields are 32 bytes; firmware fills some of them): anything else becomes
+// '?', so the values can go into protobuf strings and metric labels.
 //
 // Needs no capability. Stateless: each call opens its own socket, in the
 // network namespace of the calling thread. Thread-safe.
 #pragma once
 
-#include <map>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -27,9 +27,9 @@ class EthtoolInfo {
   virtual ~EthtoolInfo() = default;
   // NOT_FOUND: no such netdev; UNIMPLEMENTED: the driver has no drvinfo.
   virtual absl::StatusOr<DriverInfo> Driver(const std::string& netdev) const;
-  // Every private flag of the netdev's driver, on or off; empty when the
-  // driver has none.
-  virtual absl::StatusOr<std::map<std::string, bool>> PrivateFlags(const std::string& netdev) const;
 };
+
+// `s` as printable ASCII ('?' for any other byte), cut at 32 bytes.
+std::string DriverInfoText(std::string_view s);
 
 }  // namespace roced::hal

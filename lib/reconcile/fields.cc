@@ -627,7 +627,7 @@ absl::Status CheckPfcOnEts(const Plan& plan, const Step& step, const InterfaceOb
   }
   uint32_t tcs = 0;
   for (int p = 0; p < 8; ++p) {
-    if (want->enabled & (1u << p)) tcs |= 1u << ets->prio_tc[p];
+    if (want->enabled & (1u << p)) tcs |= 1u << (ets->prio_tc[p] & 7);
   }
   const int lossless = std::popcount(tcs);
   if (obs.pfc_cap && *obs.pfc_cap > 0 && lossless > *obs.pfc_cap) {

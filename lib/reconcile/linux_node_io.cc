@@ -14,8 +14,8 @@ const hal::DriverProfile& LinuxNodeIo::ProfileOf(const std::string& netdev) cons
   return hal::ProfileFor(info.ok() ? info->driver : "");
 }
 
-void LinuxNodeIo::NoteResetWrite(const std::string& netdev) {
-  if (on_link_toggle_ && ProfileOf(netdev).dcb_writes_reset_link) on_link_toggle_(netdev);
+void LinuxNodeIo::NoteResetWrite(const std::string& netdev, bool hal::DriverProfile::Resets::*write) {
+  if (on_link_toggle_ && ProfileOf(netdev).resets.*write) on_link_toggle_(netdev);
 }
 
 InterfaceObserved LinuxNodeIo::ObserveInterface(const Target& t) {
@@ -96,7 +96,6 @@ absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const Ds
     if (!want.contains(dscp)) removed.push_back({hal::kAppSelectorDscp, prio, dscp});
   }
   if (ProfileOf(t.netdev).dscp_remap == hal::DscpRemap::kDeleteFirst) return SetDscpDeleteFirst(t, add, remapped, removed);
-  NoteResetWrite(t.netdev);
   // Add before delete: on mlx5 removing the last DSCP entry drops the
   // port to PCP trust, which a remap must not pass through.
   if (absl::Status s = dcb_->AddApps(t.netdev, add); !s.ok()) return s;
@@ -122,7 +121,7 @@ absl::Status LinuxNodeIo::SetEts(const Target& t, const Ets& want) {
   e.prio_tc = want.prio_tc;
   e.tc_tx_bw = want.tc_bw;
   e.tc_tsa = want.tsa;
-  NoteResetWrite(t.netdev);
+  NoteResetWrite(t.netdev, &hal::DriverProfile::Resets::ets);
   return dcb_->SetEts(t.netdev, e);
 }
 
@@ -130,8 +129,9 @@ absl::Status LinuxNodeIo::SetPfc(const Target& t, const Pfc& want) {
   auto current = dcb_->Get(t.netdev);
   if (!current.ok()) return current.status();
   hal::DcbPfc p = current->pfc.value_or(hal::DcbPfc{});
-  if (on_link_toggle_ && p.pfc_en != want.enabled) on_link_toggle_(t.netdev);
-  NoteResetWrite(t.netdev);
+  // mlx5 toggles the link on a pfc_en change; some drivers reset the
+  // netdev on any PFC write: one note either way.
+  if (on_link_toggle_ && (p.pfc_en != want.enabled || ProfileOf(t.netdev).resets.pfc)) on_link_toggle_(t.netdev);
   p.pfc_en = want.enabled;
   p.delay = want.delay;
   return dcb_->SetPfc(t.netdev, p);
@@ -154,11 +154,11 @@ absl::Status LinuxNodeIo::SetDscpDeleteFirst(const Target& t, const std::vector<
   }
   // Each write may reset the netdev (ice: every app change): each noted.
   auto add_one = [&](const hal::DcbApp& a) {
-    NoteResetWrite(t.netdev);
+    NoteResetWrite(t.netdev, &hal::DriverProfile::Resets::app);
     return dcb_->AddApps(t.netdev, {a});
   };
   auto del_one = [&](const hal::DcbApp& a) {
-    NoteResetWrite(t.netdev);
+    NoteResetWrite(t.netdev, &hal::DriverProfile::Resets::app);
     return dcb_->DelApps(t.netdev, {a});
   };
   for (const hal::DcbApp& a : fresh) {

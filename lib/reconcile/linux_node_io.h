@@ -81,10 +81,11 @@ class LinuxNodeIo : public NodeIo {
   const hal::DriverProfile& ProfileOf(const std::string& netdev) const;
   absl::Status SetDscpDeleteFirst(const Target& t, const std::vector<hal::DcbApp>& add,
                                   const std::vector<hal::DcbApp>& remapped, const std::vector<hal::DcbApp>& removed);
-  // Tells on_link_toggle_ before a write the driver answers with a reset
-  // of the netdev (ice: any DCB change; bnxt_en: a TC count or queue
-  // change), so its carrier changes are not taken for flaps.
-  void NoteResetWrite(const std::string& netdev);
+  // Tells on_link_toggle_ before a `write` (an ETS, PFC or app write) the
+  // netdev's driver may answer with a reset of the netdev
+  // (hal::DriverProfile::resets), so its carrier changes are not taken for
+  // flaps.
+  void NoteResetWrite(const std::string& netdev, bool hal::DriverProfile::Resets::*write);
 };
 
 }  // namespace roced::reconcile

@@ -88,6 +88,8 @@ std::vector<HugepagePool> HugepagePools(const roced::v1::NodeConfig& config) {
 
 namespace {
 
+constexpr uint8_t kTsaEts = 2;  // IEEE_8021QAZ_TSA_ETS
+
 std::string PoolObject(const HugepagePool& pool) {
   return absl::StrCat(pool.numa_node >= 0 ? absl::StrCat("node", pool.numa_node, "/") : "", "hugepages-",
                       pool.size_kb, "kB");
@@ -128,17 +130,21 @@ class Planner {
       std::optional<Value> want = spec.desired(config, obs);
       if (!want) continue;
       const std::string object = InterfaceObject(spec, t);
-      if (firmware_dcbx && spec.dcbx_owned) {
-        FirmwareOwned(spec, object, spec.observe(&obs, std::nullopt), *want, profile, t.netdev);
-        continue;
-      }
-      const bool required = !spec.required || spec.required(config);
+      // What the driver can never do comes first: no agent's hand-over
+      // would make it manageable. It holds convergence back only where the
+      // config requires the field (qos.ecn.require): a fleet's config may
+      // name fields some of its drivers lack.
       const hal::FieldSurface surface = hal::SurfaceOf(profile, spec.path, true);
       if (!surface.manageable) {
         NotManageable(spec, object, spec.observe(&obs, std::nullopt), *want, profile, surface,
                       spec.required && spec.required(config));
         continue;
       }
+      if (firmware_dcbx && spec.dcbx_owned) {
+        FirmwareOwned(spec, object, spec.observe(&obs, std::nullopt), *want, profile, t.netdev);
+        continue;
+      }
+      const bool required = !spec.required || spec.required(config);
       std::string adapted;
       if (spec.field == Field::kEts) adapted = AdaptEts(profile, config, obs, &std::get<Ets>(*want));
       Compare(spec, index, HugepagePool{}, object, spec.observe(&obs, std::nullopt), *want, required, adapted);
@@ -189,19 +195,35 @@ class Planner {
 
   // ice in L3 DSCP mode (the config's DSCP map, or the port's when the
   // config leaves it) keeps priority i on TC i and ignores a written map
-  // (ice_dcbnl_setets): the wanted ETS takes that map, and says so.
+  // (ice_dcbnl_setets). The config's classes are translated onto that map:
+  // TC p takes the tsa of the class priority p was given, and an ETS
+  // class's bandwidth is shared among its priorities (the remainder to the
+  // last), so each priority keeps its scheduling and share. Said in the
+  // field's status.
   static std::string AdaptEts(const hal::DriverProfile& profile, const roced::v1::InterfaceConfig& config,
                               const InterfaceObserved& obs, Ets* want) {
     if (!profile.dscp_mode_fixes_priority_map) return "";
     std::optional<Value> dscp = Spec(Field::kDscp).desired(config, obs);
     const bool dscp_mode = dscp ? !std::get<DscpMap>(*dscp).empty() : obs.dscp && !obs.dscp->empty();
     if (!dscp_mode) return "";
-    std::array<uint8_t, 8> identity{};
-    for (uint8_t p = 0; p < 8; ++p) identity[p] = p;
-    if (want->prio_tc == identity) return "";
-    want->prio_tc = identity;
+    const Ets asked = *want;
+    std::array<int, 8> members{};
+    for (uint8_t p = 0; p < 8; ++p) members[asked.prio_tc[p] & 7]++;
+    std::array<int, 8> given{};
+    for (uint8_t p = 0; p < 8; ++p) {
+      const uint8_t c = asked.prio_tc[p] & 7;
+      want->prio_tc[p] = p;
+      want->tsa[p] = asked.tsa[c];
+      want->tc_bw[p] = 0;
+      if (asked.tsa[c] != kTsaEts) continue;
+      const int share = asked.tc_bw[c] / members[c];
+      const bool last = ++given[c] == members[c];
+      want->tc_bw[p] = static_cast<uint8_t>(last ? asked.tc_bw[c] - share * (members[c] - 1) : share);
+    }
+    if (want->prio_tc == asked.prio_tc && want->tc_bw == asked.tc_bw && want->tsa == asked.tsa) return "";
     return absl::StrCat(profile.name, " keeps priority i on traffic class i in L3 DSCP mode (ice_dcbnl_setets): ",
-                        "qos.ets.priority_to_tc is not applied; tsa and bandwidth are, per traffic class");
+                        "qos.ets is applied translated, each priority on its own class with its class's tsa and an ",
+                        "equal part of its class's bandwidth");
   }
 
   // A field the port's driver gives roced no way to manage: reported with

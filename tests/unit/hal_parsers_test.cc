@@ -249,6 +249,10 @@ TEST(ParseSetStatus, ReadsTheDriversStatusByteAsAPositiveErrno) {
     done.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_DEL).Attr(DCB_ATTR_IEEE, &code, 1).End();
     EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(done.bytes().data())), 0) << int{code};
   }
+  const uint8_t odd = 100;  // no driver's success code; an errno over 128 truncated
+  NetlinkBytes unknown;
+  unknown.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_SET).Attr(DCB_ATTR_IEEE, &odd, 1).End();
+  EXPECT_EQ(ParseSetStatus(reinterpret_cast<nlmsghdr*>(unknown.bytes().data())), EPROTO);
   const uint8_t enoent = static_cast<uint8_t>(-ENOENT);
   NetlinkBytes missing;
   missing.Msg(RTM_SETDCB, 7).Dcb(DCB_CMD_IEEE_DEL).Attr(DCB_ATTR_IEEE, &enoent, 1).End();
@@ -408,7 +412,12 @@ TEST(DcbFixture, DriverInfoComesFromTheDriverLine) {
   EXPECT_TRUE(absl::IsNotFound(info.Driver("eth8").status()));
   EXPECT_TRUE(absl::IsNotFound(info.Driver("eth0").status())) << "no file: not the host's eth0";
   EXPECT_TRUE(DcbFixtureFiles(dir).Get("eth7").ok()) << "the DCB parser takes the driver line";
-  EXPECT_TRUE(info.PrivateFlags("eth7")->empty());
+  // What could not go into a label or a protobuf string is replaced.
+  std::ofstream(dir + "/eth9") << "driver: bnxt\xe9\xff " << std::string(300, 'v') << "\n";
+  d = info.Driver("eth9");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->driver, "bnxt??");
+  EXPECT_EQ(d->version, std::string(32, 'v'));
 }
 
 TEST(DcbFixture, RefusesWhatIsNotTheFormatNamingTheLine) {

@@ -1784,8 +1784,8 @@ static int ice_set_priv_flags(struct net_device *dev, u32 flags)
 		return -EOPNOTSUPP;
 	}
 	ice_set_fw_lldp(on);
-	if (on)
-		ice_devreset();	/* ice_nway_reset */
+	/* off: ice_init_pf_dcb re-inits DCB (VSIs down and up); on: ice_nway_reset */
+	ice_devreset();
 	dcbnl_ieee_notify(dev, RTM_SETDCB, DCB_CMD_IEEE_SET, 0, 0);
 	return 0;
 }
@@ -1812,7 +1812,7 @@ static void pers_init_state(void)
 		memset(&g->bx, 0, sizeof(g->bx));
 		for (i = 0; i < BNXT_MAX_TC; i++)
 			g->bx.tc_to_qidx[i] = i;
-		g->bx.num_tc = 1;
+		g->bx.num_tc = 0;	/* netdev_get_num_tc() after probe */
 		/* what the firmware's DCBX agent runs: every priority on TC 0, ETS 100% */
 		g->bx.fw_ets.tc_tsa[0] = IEEE_8021QAZ_TSA_ETS;
 		g->bx.fw_ets.tc_tx_bw[0] = 100;

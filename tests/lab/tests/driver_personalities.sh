@@ -12,7 +12,8 @@
 #     --set-priv-flags eth0 fw-lldp-agent off), then lossless-prio3.yaml
 #     converges and re-plans empty; the NIC's own DSCP table maps 26 to 3,
 #     what the driver cannot do is reported not manageable (ECN enables on
-#     bnxt_en and ice), ice's fixed priority map is reported adapted;
+#     bnxt_en and ice), ETS is translated onto ice's fixed priority map and
+#     said;
 #  3. pause frames on priority 3 move roced_pfc_pause_frames_received_total
 #     with the driver's own statistic name in `stat`;
 #  4. DSCP 26 remapped to priority 4 in one apply: the NIC's own DSCP table
@@ -89,8 +90,10 @@ run_driver() {  # run_driver DRIVER ETHTOOL_NAME RX_PAUSE_STAT FIX_TEXT
     expect_eq "$d: qos.ecn.np_priorities" FIELD_SYNC_NOT_MANAGEABLE "$(rec_field_sync "$st" eth0 qos.ecn.np_priorities)"
   fi
   if [[ $d == ice ]]; then
-    grep -q "not applied" <<<"$(json_get "$st" "next(f.get('message', '') for f in j['fields'] if f['field'] == 'qos.ets')")" ||
-      fail "ice: qos.ets does not say the priority map is not applied"
+    grep -q "applied translated" <<<"$(json_get "$st" "next(f.get('message', '') for f in j['fields'] if f['field'] == 'qos.ets')")" ||
+      fail "ice: qos.ets does not say it is applied translated onto ice's fixed priority map"
+    expect_eq "ice: ETS on the port (priority 3 alone on TC 3, 50%)" "[0, 1, 2, 3, 4, 5, 6, 7] 50 ets" \
+      "$(json_get "$(lx "$REC_NODE" dcb -j ets show dev eth0)" '" ".join([str(j["prio_tc"]), str(j["tc_bw"][3]), j["tc_tsa"][3]])')"
   fi
 
   # Pause frames on priority 3, counted under the driver's own name.
