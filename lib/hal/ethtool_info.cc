@@ -14,9 +14,7 @@
 #include "util/fs.h"
 
 namespace roced::hal {
-namespace {
-
-absl::Status Ioctl(const std::string& netdev, void* data, const char* what) {
+absl::Status EthtoolIoctl(const std::string& netdev, void* data, const char* what) {
   if (netdev.empty() || netdev.size() >= IFNAMSIZ) {
     return absl::InvalidArgumentError(absl::StrCat("netdev name '", netdev, "' is not 1-15 bytes"));
   }
@@ -32,6 +30,8 @@ absl::Status Ioctl(const std::string& netdev, void* data, const char* what) {
   if (err == EOPNOTSUPP) return absl::UnimplementedError(absl::StrCat(netdev, ": ", what, ": not supported"));
   return util::ErrnoToStatus(err, absl::StrCat(netdev, ": ", what));
 }
+
+namespace {
 
 // A fixed-size ethtool string, cut at its first NUL.
 std::string FromFixed(const char* s, size_t size) { return DriverInfoText(std::string_view(s, ::strnlen(s, size))); }
@@ -49,7 +49,7 @@ std::string DriverInfoText(std::string_view s) {
 absl::StatusOr<DriverInfo> EthtoolInfo::Driver(const std::string& netdev) const {
   ethtool_drvinfo info{};
   info.cmd = ETHTOOL_GDRVINFO;
-  if (absl::Status s = Ioctl(netdev, &info, "ETHTOOL_GDRVINFO"); !s.ok()) return s;
+  if (absl::Status s = EthtoolIoctl(netdev, &info, "ETHTOOL_GDRVINFO"); !s.ok()) return s;
   return DriverInfo{FromFixed(info.driver, sizeof(info.driver)), FromFixed(info.version, sizeof(info.version)),
                     FromFixed(info.fw_version, sizeof(info.fw_version)),
                     FromFixed(info.bus_info, sizeof(info.bus_info))};

@@ -32,4 +32,10 @@ class EthtoolInfo {
 // `s` as printable ASCII ('?' for any other byte), cut at 32 bytes.
 std::string DriverInfoText(std::string_view s);
 
+// One SIOCETHTOOL request for `netdev` (`data`: the ethtool command's
+// struct), on a socket of its own in the calling thread's network namespace.
+// INVALID_ARGUMENT for a name that is not 1-15 bytes; UNIMPLEMENTED when the
+// driver answers EOPNOTSUPP; else the errno, `what` naming the request.
+absl::Status EthtoolIoctl(const std::string& netdev, void* data, const char* what);
+
 }  // namespace roced::hal

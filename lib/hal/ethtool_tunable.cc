@@ -1,17 +1,11 @@
 #include "hal/ethtool_tunable.h"
 
 #include <linux/ethtool.h>
-#include <linux/sockios.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "util/fs.h"
+#include "hal/ethtool_info.h"
 
 namespace roced::hal {
 namespace {
@@ -31,23 +25,12 @@ struct PfcPreventionRequest {
 };
 
 absl::Status Ioctl(const std::string& netdev, PfcPreventionRequest* req, const char* what) {
-  if (netdev.empty() || netdev.size() >= IFNAMSIZ) {
-    return absl::InvalidArgumentError(absl::StrCat("netdev name '", netdev, "' is not 1-15 bytes"));
-  }
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return util::ErrnoToStatus(errno, "socket(AF_INET, SOCK_DGRAM) for ethtool");
-  ifreq ifr{};
-  std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
-  ifr.ifr_data = reinterpret_cast<char*>(req->buf);
-  const int rc = ::ioctl(fd, SIOCETHTOOL, &ifr);
-  const int err = errno;
-  ::close(fd);
-  if (rc == 0) return absl::OkStatus();
-  if (err == EOPNOTSUPP) {
+  absl::Status s = EthtoolIoctl(netdev, req->buf, what);
+  if (absl::IsUnimplemented(s)) {
     return absl::UnimplementedError(
         absl::StrCat(netdev, ": ", what, ": the driver has no PFC storm prevention (EOPNOTSUPP)"));
   }
-  return util::ErrnoToStatus(err, absl::StrCat(netdev, ": ", what));
+  return s;
 }
 
 PfcPreventionRequest Request(uint32_t cmd) {
