@@ -48,7 +48,6 @@ std::string Arr(const std::array<uint8_t, 8>& a) {
   return absl::StrCat("[", absl::StrJoin(v, ","), "]");
 }
 
-constexpr uint8_t kTsaEts = 2;  // IEEE_8021QAZ_TSA_ETS
 
 std::string TsaName(uint8_t tsa) {
   switch (tsa) {

@@ -88,8 +88,6 @@ std::vector<HugepagePool> HugepagePools(const roced::v1::NodeConfig& config) {
 
 namespace {
 
-constexpr uint8_t kTsaEts = 2;  // IEEE_8021QAZ_TSA_ETS
-
 std::string PoolObject(const HugepagePool& pool) {
   return absl::StrCat(pool.numa_node >= 0 ? absl::StrCat("node", pool.numa_node, "/") : "", "hugepages-",
                       pool.size_kb, "kB");

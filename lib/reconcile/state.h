@@ -27,6 +27,9 @@ struct Target {
   uint32_t port = 1;
 };
 
+// IEEE_8021QAZ_TSA_ETS: an Ets::tsa value.
+inline constexpr uint8_t kTsaEts = 2;
+
 struct Ets {
   std::array<uint8_t, 8> prio_tc{};
   std::array<uint8_t, 8> tc_bw{};
