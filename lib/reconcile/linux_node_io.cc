@@ -95,7 +95,8 @@ absl::Status LinuxNodeIo::SetDscp(const Target& t, const DscpMap& have, const Ds
   for (const auto& [dscp, prio] : have) {
     if (!want.contains(dscp)) removed.push_back({hal::kAppSelectorDscp, prio, dscp});
   }
-  if (ProfileOf(t.netdev).dscp_remap == hal::DscpRemap::kDeleteFirst) return SetDscpDeleteFirst(t, add, remapped, removed);
+  const hal::DriverProfile& profile = ProfileOf(t.netdev);
+  if (profile.dscp_remap == hal::DscpRemap::kDeleteFirst) return SetDscpDeleteFirst(t, profile, add, remapped, removed);
   // Add before delete: on mlx5 removing the last DSCP entry drops the
   // port to PCP trust, which a remap must not pass through.
   if (absl::Status s = dcb_->AddApps(t.netdev, add); !s.ok()) return s;
@@ -137,7 +138,8 @@ absl::Status LinuxNodeIo::SetPfc(const Target& t, const Pfc& want) {
   return dcb_->SetPfc(t.netdev, p);
 }
 
-absl::Status LinuxNodeIo::SetDscpDeleteFirst(const Target& t, const std::vector<hal::DcbApp>& add,
+absl::Status LinuxNodeIo::SetDscpDeleteFirst(const Target& t, const hal::DriverProfile& profile,
+                                             const std::vector<hal::DcbApp>& add,
                                              const std::vector<hal::DcbApp>& remapped,
                                              const std::vector<hal::DcbApp>& removed) {
   // bnxt_en and ice (hal::DscpRemap::kDeleteFirst): the DSCPs new to the
@@ -152,13 +154,17 @@ absl::Status LinuxNodeIo::SetDscpDeleteFirst(const Target& t, const std::vector<
     for (const hal::DcbApp& old : remapped) is_remap |= old.protocol == a.protocol;
     (is_remap ? moved : fresh).push_back(a);
   }
-  // Each write may reset the netdev (ice: every app change): each noted.
+  // Each write may reset the netdev (ice: every app change): each noted,
+  // from the profile read once for the whole map.
+  auto note = [&] {
+    if (on_link_toggle_ && profile.resets.app) on_link_toggle_(t.netdev);
+  };
   auto add_one = [&](const hal::DcbApp& a) {
-    NoteResetWrite(t.netdev, &hal::DriverProfile::Resets::app);
+    note();
     return dcb_->AddApps(t.netdev, {a});
   };
   auto del_one = [&](const hal::DcbApp& a) {
-    NoteResetWrite(t.netdev, &hal::DriverProfile::Resets::app);
+    note();
     return dcb_->DelApps(t.netdev, {a});
   };
   for (const hal::DcbApp& a : fresh) {

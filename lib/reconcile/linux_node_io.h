@@ -79,7 +79,7 @@ class LinuxNodeIo : public NodeIo {
 
   // The profile of `netdev`'s driver (ethtool -i; "other" when unknown).
   const hal::DriverProfile& ProfileOf(const std::string& netdev) const;
-  absl::Status SetDscpDeleteFirst(const Target& t, const std::vector<hal::DcbApp>& add,
+  absl::Status SetDscpDeleteFirst(const Target& t, const hal::DriverProfile& profile, const std::vector<hal::DcbApp>& add,
                                   const std::vector<hal::DcbApp>& remapped, const std::vector<hal::DcbApp>& removed);
   // Tells on_link_toggle_ before a `write` (an ETS, PFC or app write) the
   // netdev's driver may answer with a reset of the netdev
