@@ -20,22 +20,48 @@ uint8_t ClassOf(std::vector<uint32_t>* classes, uint32_t value) {
   return static_cast<uint8_t>(classes->size() - 1);
 }
 
+// A scope's counts for one symptom: now (k of n) and in its history
+// (hk of hn). Loss: probes lost of sent. Latency: answered late of answered.
 struct Counts {
-  uint64_t sent = 0, lost = 0;
+  uint64_t n = 0, k = 0, hn = 0, hk = 0;
+  Counts& operator+=(const Counts& o) {
+    n += o.n;
+    k += o.k;
+    hn += o.hn;
+    hk += o.hk;
+    return *this;
+  }
+  Counts operator-(const Counts& o) const {
+    auto sub = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+    return {sub(n, o.n), sub(k, o.k), sub(hn, o.hn), sub(hk, o.hk)};
+  }
 };
+
+Counts UnitCounts(const Observations::Unit& u, Symptom symptom) {
+  if (symptom == Symptom::kLoss) return {u.sent, u.lost, u.hist_sent, u.hist_lost};
+  return {u.sent - u.lost, u.slow, u.hist_sent - u.hist_lost, u.hist_slow};
+}
 
 uint64_t PairKey(uint32_t a, uint32_t b) {
   if (a > b) std::swap(a, b);
   return (uint64_t{a} << 32) | b;
 }
 
+// Whether a unit has an end whose host was marked busy: it then counts in
+// that end's own scope only.
+bool Busy(const Observations& obs, const Observations::Unit& u) {
+  return !obs.host_reason(u.prober).empty() || !obs.host_reason(u.target).empty();
+}
+
 // The aggregates of one pass: per scope, per filter (0: every class;
-// 1..S: one size; S+1..S+D: one DSCP).
+// 1..S: one size; S+1..S+D: one DSCP), and the pools a scope's peers are
+// taken from: every probe, and every probe across ToRs, per filter.
 class Aggregates {
  public:
-  Aggregates(const Observations& obs, const absl::flat_hash_map<uint64_t, uint32_t>& pair_index)
+  Aggregates(const Observations& obs, const absl::flat_hash_map<uint64_t, uint32_t>& pair_index, Symptom symptom)
       : obs_(obs),
         pair_index_(pair_index),
+        symptom_(symptom),
         filters_(1 + obs.sizes().size() + obs.dscps().size()),
         host_(obs.members().size() * filters_),
         tor_(obs.tors().size() * filters_),
@@ -50,21 +76,29 @@ class Aggregates {
     fs[nf++] = 0;
     if (u.size_class != Observations::kNoClass) fs[nf++] = 1 + u.size_class;
     if (u.dscp_class != Observations::kNoClass) fs[nf++] = 1 + obs_.sizes().size() + u.dscp_class;
+    const Counts c = UnitCounts(u, symptom_);
+    if (Busy(obs_, u)) {
+      for (size_t i = 0; i < nf; ++i) {
+        if (!obs_.host_reason(u.prober).empty()) host_[u.prober * filters_ + fs[i]] += c;
+        if (!obs_.host_reason(u.target).empty()) host_[u.target * filters_ + fs[i]] += c;
+      }
+      return;
+    }
     const uint32_t tp = obs_.tor_of(u.prober), tt = obs_.tor_of(u.target);
     const bool cross = tp != tt;
     const uint32_t pair = cross ? pair_index_.at(PairKey(tp, tt)) : 0;
     for (size_t i = 0; i < nf; ++i) {
       const size_t f = fs[i];
-      Bump(&host_[u.prober * filters_ + f], u);
-      Bump(&host_[u.target * filters_ + f], u);
-      Bump(&tor_[tp * filters_ + f], u);
-      Bump(&fleet_[f], u);
+      host_[u.prober * filters_ + f] += c;
+      host_[u.target * filters_ + f] += c;
+      tor_[tp * filters_ + f] += c;
+      fleet_[f] += c;
       if (!cross) continue;
-      Bump(&tor_[tt * filters_ + f], u);
-      Bump(&uplink_[tp * filters_ + f], u);
-      Bump(&uplink_[tt * filters_ + f], u);
-      Bump(&pair_[pair * filters_ + f], u);
-      Bump(&fabric_[f], u);
+      tor_[tt * filters_ + f] += c;
+      uplink_[tp * filters_ + f] += c;
+      uplink_[tt * filters_ + f] += c;
+      pair_[pair * filters_ + f] += c;
+      fabric_[f] += c;
     }
   }
 
@@ -74,6 +108,7 @@ class Aggregates {
   const Counts& At(SuspectKind kind, size_t index, size_t f) const {
     switch (kind) {
       case SuspectKind::kHost:
+      case SuspectKind::kRnic:
         return host_[index * filters_ + f];
       case SuspectKind::kTorPair:
         return pair_[index * filters_ + f];
@@ -91,6 +126,7 @@ class Aggregates {
   size_t Scopes(SuspectKind kind) const {
     switch (kind) {
       case SuspectKind::kHost:
+      case SuspectKind::kRnic:
         return obs_.members().size();
       case SuspectKind::kTorPair:
         return pair_index_.size();
@@ -104,27 +140,65 @@ class Aggregates {
     return 1;
   }
 
- private:
-  static void Bump(Counts* c, const Observations::Unit& u) {
-    c->sent += u.sent;
-    c->lost += u.lost;
+  // What scope (kind, index, f) is judged against now: unrestricted, the
+  // other scopes of its kind (every probe for hosts and ToRs, the probes
+  // across ToRs for uplinks and ToR pairs); restricted to a class, the same
+  // scope in the other classes of that dimension. Empty when it has none
+  // (the fleet and the fabric unrestricted are their own peers: a rise
+  // over all of either is its background moving).
+  Counts Peers(SuspectKind kind, size_t index, size_t f) const {
+    const Counts& own = At(kind, index, f);
+    if (f != 0) {
+      const size_t sizes = obs_.sizes().size();
+      const size_t first = f <= sizes ? 1 : 1 + sizes;
+      const size_t last = f <= sizes ? sizes : filters_ - 1;
+      Counts others;
+      for (size_t g = first; g <= last; ++g) {
+        if (g != f) others += At(kind, index, g);
+      }
+      return others;
+    }
+    switch (kind) {
+      case SuspectKind::kHost:
+      case SuspectKind::kRnic:
+        // A busy host's own probes are not in the pool.
+        return obs_.host_reason(static_cast<uint32_t>(index)).empty() ? fleet_[0] - own : fleet_[0];
+      case SuspectKind::kTor:
+        return fleet_[0] - own;
+      case SuspectKind::kTorUplink:
+      case SuspectKind::kTorPair: {
+        // In a fleet of two ToRs the probes across are all one scope: the
+        // rest of the fleet is what it is judged against.
+        const Counts cross = fabric_[0] - own;
+        return cross.n > 0 ? cross : fleet_[0] - own;
+      }
+      case SuspectKind::kFabric:
+      case SuspectKind::kFleet:
+        break;
+    }
+    return {};
   }
 
+ private:
   const Observations& obs_;
   const absl::flat_hash_map<uint64_t, uint32_t>& pair_index_;
+  Symptom symptom_;
   size_t filters_;
   std::vector<Counts> host_, tor_, uplink_, pair_;
   std::vector<Counts> fabric_, fleet_;
 };
 
-constexpr SuspectKind kKinds[] = {SuspectKind::kHost,      SuspectKind::kTorPair, SuspectKind::kTor,
+// Member scopes are searched as kRnic; one whose host was marked busy is
+// reported as kHost.
+constexpr SuspectKind kKinds[] = {SuspectKind::kRnic,      SuspectKind::kTorPair, SuspectKind::kTor,
                                   SuspectKind::kTorUplink, SuspectKind::kFabric,  SuspectKind::kFleet};
 
 struct Choice {
-  SuspectKind kind = SuspectKind::kHost;
+  SuspectKind kind = SuspectKind::kRnic;
   size_t index = 0;
   size_t filter = 0;
   double llr = 0;
+  double reference = 0;
   Counts counts;
 };
 
@@ -139,10 +213,14 @@ bool InScope(const Observations& obs, const std::vector<uint64_t>& pair_keys, co
       return false;
     }
   }
+  if (c.kind == SuspectKind::kRnic || c.kind == SuspectKind::kHost) {
+    if (u.prober != c.index && u.target != c.index) return false;
+    // A busy end's probes count in its own scope only.
+    return !Busy(obs, u) || !obs.host_reason(static_cast<uint32_t>(c.index)).empty();
+  }
+  if (Busy(obs, u)) return false;
   const uint32_t tp = obs.tor_of(u.prober), tt = obs.tor_of(u.target);
   switch (c.kind) {
-    case SuspectKind::kHost:
-      return u.prober == c.index || u.target == c.index;
     case SuspectKind::kTorPair:
       return tp != tt && PairKey(tp, tt) == pair_keys[c.index];
     case SuspectKind::kTor:
@@ -151,6 +229,8 @@ bool InScope(const Observations& obs, const std::vector<uint64_t>& pair_keys, co
       return tp != tt && (tp == c.index || tt == c.index);
     case SuspectKind::kFabric:
       return tp != tt;
+    case SuspectKind::kHost:
+    case SuspectKind::kRnic:
     case SuspectKind::kFleet:
       break;
   }
@@ -165,6 +245,7 @@ void PartsOf(const Observations& obs, const Observations::Unit& u, const Choice&
   *n = 0;
   switch (c.kind) {
     case SuspectKind::kHost:
+    case SuspectKind::kRnic:
       out[(*n)++] = u.prober == c.index ? u.target : u.prober;
       return;
     case SuspectKind::kTorPair:
@@ -187,6 +268,7 @@ void PartsOf(const Observations& obs, const Observations::Unit& u, const Choice&
 const char* PartsName(SuspectKind kind) {
   switch (kind) {
     case SuspectKind::kHost:
+    case SuspectKind::kRnic:
       return "peers";
     case SuspectKind::kTorPair:
       return "host pairs";
@@ -208,6 +290,7 @@ std::string Percent(double ratio) { return absl::StrFormat("%.3g%%", 100.0 * rat
 Observations::Observations(std::vector<Member> members) : members_(std::move(members)) {
   absl::flat_hash_map<std::string, uint32_t> tor_index;
   tor_of_.reserve(members_.size());
+  host_reason_.resize(members_.size());
   for (uint32_t i = 0; i < members_.size(); ++i) {
     index_.emplace(members_[i].name, i);  // duplicates: the first one counts
     const std::string tor = TorKey(members_[i]);
@@ -243,11 +326,33 @@ absl::Status Observations::Add(const PathWindow& w) {
   if (!p.has_value()) return absl::NotFoundError(absl::StrCat("prober '", w.prober, "' is not a member"));
   std::optional<uint32_t> t = index_of(w.target);
   if (!t.has_value()) return absl::NotFoundError(absl::StrCat("target '", w.target, "' is not a member"));
-  return Add(*p, *t, w.size_bytes, w.dscp, w.sent, w.lost);
+  return Add(*p, *t, w.size_bytes, w.dscp, w.sent, w.lost, w.slow, w.hist_sent, w.hist_lost, w.hist_slow);
 }
 
 absl::Status Observations::Add(uint32_t prober, uint32_t target, uint32_t size_bytes, uint32_t dscp,
                                uint64_t sent, uint64_t lost) {
+  return Add(prober, target, size_bytes, dscp, sent, lost, 0, 0, 0, 0);
+}
+
+namespace {
+
+// The counts of one window: lost at most sent, slow at most the answered.
+absl::Status CheckCounts(uint64_t sent, uint64_t lost, uint64_t slow, const char* prefix) {
+  if (lost > sent) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "lost: ", lost, " is more than ", prefix, "sent (", sent, ")"));
+  }
+  if (slow > sent - lost) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "slow: ", slow, " is more than the ", sent - lost, " answered"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Observations::Add(uint32_t prober, uint32_t target, uint32_t size_bytes, uint32_t dscp,
+                               uint64_t sent, uint64_t lost, uint64_t slow, uint64_t hist_sent,
+                               uint64_t hist_lost, uint64_t hist_slow) {
   if (prober >= members_.size() || target >= members_.size()) {
     return absl::NotFoundError(absl::StrCat("member index ", std::max(prober, target), " is beyond the ",
                                             members_.size(), " members"));
@@ -255,9 +360,8 @@ absl::Status Observations::Add(uint32_t prober, uint32_t target, uint32_t size_b
   if (members_[prober].name == members_[target].name) {
     return absl::NotFoundError(absl::StrCat("'", members_[prober].name, "' probes itself"));
   }
-  if (lost > sent) {
-    return absl::InvalidArgumentError(absl::StrCat("lost: ", lost, " is more than sent (", sent, ")"));
-  }
+  if (absl::Status s = CheckCounts(sent, lost, slow, ""); !s.ok()) return s;
+  if (absl::Status s = CheckCounts(hist_sent, hist_lost, hist_slow, "hist_"); !s.ok()) return s;
   if (members_[prober].stands_for_tor) {
     return absl::InvalidArgumentError(
         absl::StrCat("prober: '", members_[prober].name, "' stands for a ToR's hosts and cannot probe"));
@@ -266,7 +370,27 @@ absl::Status Observations::Add(uint32_t prober, uint32_t target, uint32_t size_b
   if (units_.size() >= kMaxWindows) {
     return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxWindows, " windows"));
   }
-  units_.push_back({prober, target, ClassOf(&sizes_, size_bytes), ClassOf(&dscps_, dscp), sent, lost});
+  units_.push_back({prober, target, ClassOf(&sizes_, size_bytes), ClassOf(&dscps_, dscp), sent, lost, slow,
+                    hist_sent, hist_lost, hist_slow});
+  return absl::OkStatus();
+}
+
+absl::Status Observations::MarkHost(std::string_view member, std::string_view reason) {
+  std::optional<uint32_t> m = index_of(member);
+  if (!m.has_value()) return absl::NotFoundError(absl::StrCat("host '", std::string(member), "' is not a member"));
+  return MarkHost(*m, reason);
+}
+
+absl::Status Observations::MarkHost(uint32_t member, std::string_view reason) {
+  if (member >= members_.size()) {
+    return absl::NotFoundError(absl::StrCat("member index ", member, " is beyond the ", members_.size(), " members"));
+  }
+  if (members_[member].stands_for_tor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("host: '", members_[member].name, "' stands for a ToR's hosts, not one host"));
+  }
+  if (reason.empty()) return absl::InvalidArgumentError("reason: empty; say why the host is busy");
+  if (host_reason_[member].empty()) host_reason_[member] = std::string(reason.substr(0, kMaxHostReason));
   return absl::OkStatus();
 }
 
@@ -274,6 +398,8 @@ const char* SuspectKindName(SuspectKind kind) {
   switch (kind) {
     case SuspectKind::kHost:
       return "host";
+    case SuspectKind::kRnic:
+      return "rnic";
     case SuspectKind::kTorPair:
       return "tor_pair";
     case SuspectKind::kTor:
@@ -288,9 +414,11 @@ const char* SuspectKindName(SuspectKind kind) {
   return "unknown";
 }
 
+const char* SymptomName(Symptom symptom) { return symptom == Symptom::kLoss ? "loss" : "latency"; }
+
 absl::Status Validate(const LocalizeOptions& o) {
-  if (!(o.baseline_loss >= kMinBaselineLoss && o.baseline_loss <= kMaxBaselineLoss)) {
-    return absl::InvalidArgumentError(absl::StrCat("baseline_loss: ", o.baseline_loss, " is not in [",
+  if (!(o.baseline_loss == 0 || (o.baseline_loss >= kMinBaselineLoss && o.baseline_loss <= kMaxBaselineLoss))) {
+    return absl::InvalidArgumentError(absl::StrCat("baseline_loss: ", o.baseline_loss, " is not 0 (none) or in [",
                                                    kMinBaselineLoss, ", ", kMaxBaselineLoss, "]"));
   }
   if (!(o.min_llr > 0 && o.min_llr <= 1e6)) {
@@ -308,7 +436,7 @@ absl::Status Validate(const LocalizeOptions& o) {
 
 namespace {
 
-// k of n lost at rate k/n against rate p, either side of it (nats).
+// k of n at rate k/n against rate p, either side of it (nats).
 double TwoSidedLlr(uint64_t k, uint64_t n, double p) {
   if (n == 0) return 0;
   const double kk = static_cast<double>(k), nn = static_cast<double>(n), q = kk / nn;
@@ -318,6 +446,8 @@ double TwoSidedLlr(uint64_t k, uint64_t n, double p) {
   return llr;
 }
 
+double Rate(uint64_t k, uint64_t n) { return n == 0 ? 0 : static_cast<double>(k) / static_cast<double>(n); }
+
 }  // namespace
 
 double LossLlr(uint64_t k, uint64_t n, double p) {
@@ -325,30 +455,58 @@ double LossLlr(uint64_t k, uint64_t n, double p) {
   return TwoSidedLlr(k, n, p);
 }
 
+double TwoSampleLlr(uint64_t k, uint64_t n, uint64_t hk, uint64_t hn) {
+  if (n == 0 || hn == 0 || Rate(k, n) <= Rate(hk, hn)) return 0;
+  const double q = static_cast<double>(k + hk) / static_cast<double>(n + hn);
+  if (q <= 0 || q >= 1) return 0;
+  return TwoSidedLlr(k, n, q) + TwoSidedLlr(hk, hn, q);
+}
+
 namespace {
 
 // A ToR's stand-in is not a host and is never one's suspect.
 bool NotACandidate(const Observations& obs, SuspectKind kind, size_t index) {
-  return kind == SuspectKind::kHost && obs.members()[index].stands_for_tor;
+  return kind == SuspectKind::kRnic && obs.members()[index].stands_for_tor;
+}
+
+// How far scope (kind, index, f) stands out: the smaller LLR of its two
+// judgements (its peers now, its own history), and the reference rate.
+// Nothing (llr 0) when it fails either one's ratio, or has no peers.
+struct Judgement {
+  double llr = 0;
+  double reference = 0;
+};
+Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const Counts& c,
+                const LocalizeOptions& options) {
+  if (c.k < options.min_lost) return {};
+  const Counts peers = agg.Peers(kind, index, f);
+  if (peers.n == 0) return {};
+  // Half a probe's worth: peers that lost nothing still have a rate.
+  const double peer_rate = std::max(Rate(peers.k, peers.n), 0.5 / static_cast<double>(peers.n));
+  const double hist_rate = Rate(c.hk, c.hn);
+  const double reference = std::max({peer_rate, hist_rate, options.baseline_loss});
+  if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
+  double llr = LossLlr(c.k, c.n, peer_rate);
+  if (c.hn > 0) llr = std::min(llr, TwoSampleLlr(c.k, c.n, c.hk, c.hn));
+  if (options.baseline_loss > 0) llr = std::min(llr, LossLlr(c.k, c.n, options.baseline_loss));
+  return {llr, reference};
 }
 
 // The candidate with the highest LLR over the thresholds, if any.
 std::optional<Choice> PickBest(const Aggregates& agg, const LocalizeOptions& options) {
-  const double p0 = options.baseline_loss;
   std::optional<Choice> best;
   for (SuspectKind kind : kKinds) {
     for (size_t index = 0; index < agg.Scopes(kind); ++index) {
       if (NotACandidate(agg.obs(), kind, index)) continue;
       for (size_t f = 0; f < agg.filters(); ++f) {
         const Counts& c = agg.At(kind, index, f);
-        if (c.lost < options.min_lost) continue;
-        if (static_cast<double>(c.lost) < options.min_ratio * p0 * static_cast<double>(c.sent)) continue;
-        const double llr = LossLlr(c.lost, c.sent, p0);
-        if (llr < options.min_llr) continue;
+        if (c.k < options.min_lost) continue;
+        const Judgement j = Judge(agg, kind, index, f, c, options);
+        if (j.llr < options.min_llr) continue;
         // Strictly better, beyond rounding: the first (narrowest kind, no
         // class) keeps a tie.
-        if (best.has_value() && llr <= best->llr * (1 + 1e-9)) continue;
-        best = Choice{kind, index, f, llr, c};
+        if (best.has_value() && j.llr <= best->llr * (1 + 1e-9)) continue;
+        best = Choice{kind, index, f, j.llr, j.reference, c};
       }
     }
   }
@@ -369,7 +527,7 @@ bool Within(const Observations& obs, const std::vector<uint64_t>& pair_keys, con
       return d.kind == SuspectKind::kFabric || d.kind == SuspectKind::kTorUplink || d.kind == SuspectKind::kTorPair;
     case SuspectKind::kTor:
       return (d.kind == SuspectKind::kTor && d.index == c.index) ||
-             (d.kind == SuspectKind::kHost && obs.tor_of(static_cast<uint32_t>(d.index)) == c.index) ||
+             (d.kind == SuspectKind::kRnic && obs.tor_of(static_cast<uint32_t>(d.index)) == c.index) ||
              (d.kind == SuspectKind::kTorUplink && d.index == c.index) ||
              (d.kind == SuspectKind::kTorPair && pair_has(d.index, c.index));
     case SuspectKind::kTorUplink:
@@ -377,6 +535,7 @@ bool Within(const Observations& obs, const std::vector<uint64_t>& pair_keys, con
              (d.kind == SuspectKind::kTorPair && pair_has(d.index, c.index));
     case SuspectKind::kTorPair:
     case SuspectKind::kHost:
+    case SuspectKind::kRnic:
       break;
   }
   return d.kind == c.kind && d.index == c.index;
@@ -396,16 +555,15 @@ bool Within(const Observations& obs, const std::vector<uint64_t>& pair_keys, con
 constexpr double kDrillRatio = 1.5;
 constexpr double kDrillShare = 0.25;
 bool IsMixture(const Counts& part, const Counts& whole, double min_llr) {
-  if (part.sent >= whole.sent || part.lost > whole.lost) return false;
-  const Counts rest{whole.sent - part.sent, whole.lost - part.lost};
+  if (part.n >= whole.n || part.k > whole.k) return false;
+  const Counts rest{whole.n - part.n, whole.k - part.k, 0, 0};
   // A part losing everything passes whatever the rest loses.
-  const double rest_rate = static_cast<double>(rest.lost) / static_cast<double>(rest.sent);
-  if (static_cast<double>(part.lost) < std::min(1.0, kDrillRatio * rest_rate) * static_cast<double>(part.sent)) {
+  if (static_cast<double>(part.k) < std::min(1.0, kDrillRatio * Rate(rest.k, rest.n)) * static_cast<double>(part.n)) {
     return false;
   }
-  const double q = static_cast<double>(whole.lost) / static_cast<double>(whole.sent);
+  const double q = Rate(whole.k, whole.n);
   if (q <= 0 || q >= 1) return false;
-  const double split = TwoSidedLlr(part.lost, part.sent, q) + TwoSidedLlr(rest.lost, rest.sent, q);
+  const double split = TwoSidedLlr(part.k, part.n, q) + TwoSidedLlr(rest.k, rest.n, q);
   return split >= min_llr;
 }
 
@@ -414,14 +572,11 @@ bool IsMixture(const Counts& part, const Counts& whole, double min_llr) {
 // are left out of both sides of d's test, so that what tells a host from
 // its ToR is what does: its mates' own probes, clean or not.
 Counts WithoutUnassigned(const Aggregates& agg, const Choice& d, Counts whole) {
-  if (d.kind != SuspectKind::kHost) return whole;
+  if (d.kind != SuspectKind::kRnic) return whole;
   const Observations& obs = agg.obs();
   const std::optional<uint32_t> far = obs.stand_in_of(obs.tor_of(static_cast<uint32_t>(d.index)));
   if (!far.has_value()) return whole;
-  const Counts& unassigned = agg.At(SuspectKind::kHost, *far, d.filter);
-  whole.sent -= std::min(whole.sent, unassigned.sent);
-  whole.lost -= std::min(whole.lost, unassigned.lost);
-  return whole;
+  return whole - agg.At(SuspectKind::kRnic, *far, d.filter);
 }
 
 Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vector<uint64_t>& pair_keys,
@@ -433,9 +588,10 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
         if (NotACandidate(obs, kind, index)) continue;
         for (size_t f = 0; f < agg.filters(); ++f) {
           const Counts& n = agg.At(kind, index, f);
-          if (n.lost < options.min_lost) continue;
-          if (static_cast<double>(n.lost) < kDrillShare * static_cast<double>(c.counts.lost)) continue;
-          const Choice d{kind, index, f, LossLlr(n.lost, n.sent, options.baseline_loss), n};
+          if (n.k < options.min_lost) continue;
+          if (static_cast<double>(n.k) < kDrillShare * static_cast<double>(c.counts.k)) continue;
+          const Judgement j = Judge(agg, kind, index, f, n, options);
+          const Choice d{kind, index, f, j.llr, j.reference, n};
           if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
           if (!Within(obs, pair_keys, d, c)) continue;
           if (IsMixture(n, WithoutUnassigned(agg, d, c.counts), options.min_llr)) best = d;
@@ -447,15 +603,32 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
   }
 }
 
-// The suspect for `choice`, its parts' spread counted over `units` before
-// they are set aside.
-Suspect MakeSuspect(const Observations& obs, const std::vector<uint64_t>& pair_keys, const Choice& choice,
-                    const std::vector<Observations::Unit>& units, std::vector<uint8_t>* explained,
-                    const LocalizeOptions& options) {
+std::string ComponentName(const Observations& obs, const std::vector<uint64_t>& pair_keys, const Choice& choice) {
+  switch (choice.kind) {
+    case SuspectKind::kHost:
+    case SuspectKind::kRnic:
+      return obs.members()[choice.index].name;
+    case SuspectKind::kTorPair:
+      return absl::StrCat(obs.tors()[pair_keys[choice.index] >> 32], "<->",
+                          obs.tors()[pair_keys[choice.index] & 0xffffffffu]);
+    case SuspectKind::kTor:
+    case SuspectKind::kTorUplink:
+      return obs.tors()[choice.index];
+    case SuspectKind::kFabric:
+    case SuspectKind::kFleet:
+      break;
+  }
+  return "";
+}
+
+// Sets aside the units of `choice` (and, for a host, those aimed at its
+// ToR's stand-in) and counts how widely the symptom spread over its parts.
+void Explain(const Observations& obs, const std::vector<uint64_t>& pair_keys, const Choice& choice,
+             Symptom symptom, std::vector<uint8_t>* explained, Suspect* s) {
   absl::flat_hash_map<uint64_t, bool> parts;
-  // A host's losses seen from other ToRs are in its ToR's stand-in.
+  const auto& units = obs.units();
   const std::optional<uint32_t> far =
-      choice.kind == SuspectKind::kHost ? obs.stand_in_of(obs.tor_of(static_cast<uint32_t>(choice.index)))
+      choice.kind == SuspectKind::kRnic ? obs.stand_in_of(obs.tor_of(static_cast<uint32_t>(choice.index)))
                                         : std::nullopt;
   for (size_t i = 0; i < units.size(); ++i) {
     if ((*explained)[i]) continue;
@@ -469,43 +642,61 @@ Suspect MakeSuspect(const Observations& obs, const std::vector<uint64_t>& pair_k
     uint64_t keys[2];
     size_t n = 0;
     PartsOf(obs, units[i], choice, keys, &n);
-    for (size_t j = 0; j < n; ++j) parts[keys[j]] |= units[i].lost > 0;
+    for (size_t j = 0; j < n; ++j) parts[keys[j]] |= UnitCounts(units[i], symptom).k > 0;
   }
+  s->parts_total = static_cast<uint32_t>(parts.size());
+  for (const auto& [key, hit] : parts) s->parts_lossy += hit;
+}
+
+// The suspect for `choice`, its units set aside.
+Suspect MakeSuspect(const Observations& obs, const std::vector<uint64_t>& pair_keys, const Choice& choice,
+                    Symptom symptom, std::vector<uint8_t>* explained, const LocalizeOptions& options) {
   Suspect s;
   s.kind = choice.kind;
-  switch (choice.kind) {
-    case SuspectKind::kHost:
-      s.component = obs.members()[choice.index].name;
-      break;
-    case SuspectKind::kTorPair:
-      s.component = absl::StrCat(obs.tors()[pair_keys[choice.index] >> 32], "<->",
-                                 obs.tors()[pair_keys[choice.index] & 0xffffffffu]);
-      break;
-    case SuspectKind::kTor:
-    case SuspectKind::kTorUplink:
-      s.component = obs.tors()[choice.index];
-      break;
-    case SuspectKind::kFabric:
-    case SuspectKind::kFleet:
-      break;
+  s.symptom = symptom;
+  if (choice.kind == SuspectKind::kRnic && !obs.host_reason(static_cast<uint32_t>(choice.index)).empty()) {
+    s.kind = SuspectKind::kHost;
+    s.host_reason = obs.host_reason(static_cast<uint32_t>(choice.index));
   }
+  s.component = ComponentName(obs, pair_keys, choice);
+  Explain(obs, pair_keys, choice, symptom, explained, &s);
   const size_t sizes = obs.sizes().size();
   if (choice.filter >= 1 && choice.filter <= sizes) s.size_bytes = obs.sizes()[choice.filter - 1];
   if (choice.filter > sizes) s.dscp = obs.dscps()[choice.filter - 1 - sizes];
-  s.sent = choice.counts.sent;
-  s.lost = choice.counts.lost;
-  s.loss_ratio = static_cast<double>(s.lost) / static_cast<double>(s.sent);
+  s.sent = choice.counts.n;
+  s.lost = choice.counts.k;
+  s.loss_ratio = Rate(s.lost, s.sent);
+  s.reference = choice.reference;
   s.llr = choice.llr;
   s.confidence = choice.llr / (choice.llr + options.min_llr);
-  s.parts_total = static_cast<uint32_t>(parts.size());
-  for (const auto& [key, lossy] : parts) s.parts_lossy += lossy;
   std::string cls;
   if (s.size_bytes.has_value()) cls = absl::StrCat(" probes of ", *s.size_bytes, " B");
   if (s.dscp.has_value()) cls = absl::StrCat(" probes with DSCP ", *s.dscp);
-  s.evidence = absl::StrCat("lost ", s.lost, " of ", s.sent, cls, " (", Percent(s.loss_ratio), ", baseline ",
-                            Percent(options.baseline_loss), ") with ", s.parts_lossy, " of ", s.parts_total, " ",
-                            PartsName(s.kind), " losing; LLR ", absl::StrFormat("%.0f", s.llr));
+  const bool loss = symptom == Symptom::kLoss;
+  s.evidence = absl::StrCat(loss ? "lost " : "slow ", s.lost, " of ", s.sent, cls, loss ? "" : " answered", " (",
+                            Percent(s.loss_ratio), ", reference ", Percent(s.reference), ") with ", s.parts_lossy,
+                            " of ", s.parts_total, " ", PartsName(s.kind), loss ? " losing" : " slow", "; LLR ",
+                            absl::StrFormat("%.0f", s.llr));
+  if (!s.host_reason.empty()) absl::StrAppend(&s.evidence, "; the host says: ", s.host_reason);
   return s;
+}
+
+// The explain-away search over one symptom's counts.
+void Search(const Observations& obs, const absl::flat_hash_map<uint64_t, uint32_t>& pair_index,
+            const std::vector<uint64_t>& pair_keys, Symptom symptom, const LocalizeOptions& options,
+            std::vector<Suspect>* out) {
+  const auto& units = obs.units();
+  std::vector<uint8_t> explained(units.size(), 0);
+  for (size_t found = 0; found < options.max_suspects; ++found) {
+    Aggregates agg(obs, pair_index, symptom);
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (!explained[i]) agg.Add(units[i]);
+    }
+    std::optional<Choice> best = PickBest(agg, options);
+    if (!best.has_value()) break;
+    const Choice chosen = DrillDown(agg, obs, pair_keys, *best, options);
+    out->push_back(MakeSuspect(obs, pair_keys, chosen, symptom, &explained, options));
+  }
 }
 
 }  // namespace
@@ -513,29 +704,20 @@ Suspect MakeSuspect(const Observations& obs, const std::vector<uint64_t>& pair_k
 absl::StatusOr<Localization> Localize(const Observations& obs, const LocalizeOptions& options) {
   if (absl::Status s = Validate(options); !s.ok()) return s;
   Localization out;
-  const auto& units = obs.units();
   absl::flat_hash_map<uint64_t, uint32_t> pair_index;
   std::vector<uint64_t> pair_keys;
-  for (const auto& u : units) {
+  for (const auto& u : obs.units()) {
     out.sent += u.sent;
     out.lost += u.lost;
+    out.slow += u.slow;
     const uint32_t tp = obs.tor_of(u.prober), tt = obs.tor_of(u.target);
     if (tp == tt) continue;
     if (pair_index.emplace(PairKey(tp, tt), static_cast<uint32_t>(pair_keys.size())).second) {
       pair_keys.push_back(PairKey(tp, tt));
     }
   }
-  std::vector<uint8_t> explained(units.size(), 0);
-  while (out.suspects.size() < options.max_suspects) {
-    Aggregates agg(obs, pair_index);
-    for (size_t i = 0; i < units.size(); ++i) {
-      if (!explained[i]) agg.Add(units[i]);
-    }
-    std::optional<Choice> best = PickBest(agg, options);
-    if (!best.has_value()) break;
-    const Choice chosen = DrillDown(agg, obs, pair_keys, *best, options);
-    out.suspects.push_back(MakeSuspect(obs, pair_keys, chosen, units, &explained, options));
-  }
+  Search(obs, pair_index, pair_keys, Symptom::kLoss, options, &out.suspects);
+  Search(obs, pair_index, pair_keys, Symptom::kLatency, options, &out.suspects);
   return out;
 }
 

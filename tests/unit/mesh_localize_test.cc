@@ -106,7 +106,7 @@ TEST(Localize, ADeadRnicIsNamedAsItsHostNotItsTor) {
   }));
   ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
   const Suspect& s = l.suspects[0];
-  EXPECT_EQ(s.kind, SuspectKind::kHost);
+  EXPECT_EQ(s.kind, SuspectKind::kRnic);
   EXPECT_EQ(s.component, dead);
   EXPECT_FALSE(s.size_bytes.has_value());
   EXPECT_FALSE(s.dscp.has_value());
@@ -126,7 +126,7 @@ TEST(Localize, ADeadRnicUnderAToRWithTwoHostsIsNamedAsTheHost) {
     return a.name == dead || b.name == dead ? 1.0 : 1e-5;
   }));
   ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
-  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kRnic);
   EXPECT_EQ(l.suspects[0].component, dead);
 }
 
@@ -137,7 +137,7 @@ TEST(Localize, AOnePercentLossyRnicIsNamedAsItsHost) {
     return a.name == lossy || b.name == lossy ? 0.01 : 1e-5;
   }));
   ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
-  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kRnic);
   EXPECT_EQ(l.suspects[0].component, lossy);
   EXPECT_NEAR(l.suspects[0].loss_ratio, 0.01, 0.005);
 }
@@ -205,7 +205,7 @@ TEST(Localize, ThreeFaultsAtOnceAreEachFoundAndNothingElse) {
   ASSERT_EQ(l.suspects.size(), 3u) << Describe(l);
   std::set<std::string> named;
   for (const Suspect& s : l.suspects) named.insert(absl::StrCat(SuspectKindName(s.kind), " ", s.component));
-  EXPECT_THAT(named, ::testing::UnorderedElementsAre("host t0-h0", "tor tor-5", "tor_uplinks tor-2"));
+  EXPECT_THAT(named, ::testing::UnorderedElementsAre("rnic t0-h0", "tor tor-5", "tor_uplinks tor-2"));
 }
 
 // Two faults in the fabric at once, on different spines: the fabric as a
@@ -310,19 +310,19 @@ TEST(Localize, FarEndsKnownOnlyByTheirToRGiveTheSameSuspects) {
       {"healthy", 8, 8, Healthy, {}},
       {"dead RNIC", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
          return a.name == "t3-h5" || b.name == "t3-h5" ? 1.0 : 1e-5;
-       }, {"host t3-h5"}},
+       }, {"rnic t3-h5"}},
       {"dead RNIC, two hosts a ToR", 6, 2, [](const Member& a, const Member& b, ProbeClass, int) {
          return a.name == "t2-h1" || b.name == "t2-h1" ? 1.0 : 1e-5;
-       }, {"host t2-h1"}},
+       }, {"rnic t2-h1"}},
       // The routed lab's fault (mesh_routed): 20% loss each way on one
       // host's link under a ToR of two. Across ToRs its losses are half
       // of its ToR's stand-in's; its mate's own probes across are clean.
       {"36% lossy RNIC, two hosts a ToR", 3, 2, [](const Member& a, const Member& b, ProbeClass, int) {
          return a.name == "t2-h0" || b.name == "t2-h0" ? 0.36 : 1e-5;
-       }, {"host t2-h0"}},
+       }, {"rnic t2-h0"}},
       {"1% lossy RNIC", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
          return a.name == "t1-h2" || b.name == "t1-h2" ? 0.01 : 1e-5;
-       }, {"host t1-h2"}},
+       }, {"rnic t1-h2"}},
       {"ToR down", 8, 8, [](const Member& a, const Member& b, ProbeClass, int) {
          return Under(a, "tor-4") || Under(b, "tor-4") ? 1.0 : 1e-5;
        }, {"tor tor-4"}},
@@ -340,7 +340,7 @@ TEST(Localize, FarEndsKnownOnlyByTheirToRGiveTheSameSuspects) {
          if (Under(a, "tor-5") || Under(b, "tor-5")) return 1.0;
          if (a.tor != b.tor && (Under(a, "tor-2") || Under(b, "tor-2")) && spine == 0) return 0.1;
          return 1e-5;
-       }, {"host t0-h0", "tor tor-5", "tor_uplinks tor-2"}},
+       }, {"rnic t0-h0", "tor tor-5", "tor_uplinks tor-2"}},
   };
   for (const Case& c : cases) {
     const Observations direct = Observe(Fleet(c.tors, c.hosts), c.loss);
@@ -372,6 +372,212 @@ TEST(Observations, AToRStandInCannotProbe) {
   EXPECT_TRUE(obs.Add({"t0-h0", "tor-1/*", 64, 0, 10, 0}).ok());
   EXPECT_EQ(obs.stand_in_of(obs.tor_of(1)), std::optional<uint32_t>(2));
   EXPECT_EQ(obs.stand_in_of(obs.tor_of(0)), std::nullopt);
+}
+
+// ---- judged against the fleet itself: peers now and the scope's history --
+
+// What the agents learned before the window and what they see now: the
+// chance a probe is lost, and the chance an answer is late (its round
+// trip several times what the series had).
+struct World {
+  LossModel loss = Healthy;
+  LossModel slow = nullptr;       // none: nothing late
+  LossModel hist_loss = nullptr;  // none: no history
+  LossModel hist_slow = nullptr;
+  int hist_seconds = 600;
+};
+
+double Chance(const LossModel& m, const Member& a, const Member& b, ProbeClass c, int spine) {
+  return m ? m(a, b, c, spine) : 0.0;
+}
+
+// Like Observe, with slow answers and the history.
+Observations ObserveWorld(const std::vector<Member>& fleet, const World& w, int seconds = 30, uint32_t seed = 1) {
+  Observations obs(fleet);
+  std::mt19937_64 rng(seed);
+  auto draw = [&](uint64_t n, double p) { return std::binomial_distribution<uint64_t>(n, std::min(1.0, p))(rng); };
+  for (uint32_t p = 0; p < fleet.size(); ++p) {
+    absl::StatusOr<Pinglist> list = ComputePinglist(fleet[p].name, fleet, {});
+    EXPECT_TRUE(list.ok()) << list.status();
+    for (const PinglistEntry& e : list->entries) {
+      const uint32_t t = *obs.index_of(e.peer);
+      const uint64_t rate = e.scope == PeerScope::kSameTor ? 10u : 1u;
+      for (ProbeClass c : kClasses) {
+        PathWindow pw{fleet[p].name, fleet[t].name, c.size, c.dscp};
+        pw.sent = rate * static_cast<uint64_t>(seconds) / std::size(kClasses);
+        pw.lost = draw(pw.sent, w.loss(fleet[p], fleet[t], c, 0));
+        pw.slow = draw(pw.sent - pw.lost, Chance(w.slow, fleet[p], fleet[t], c, 0));
+        if (w.hist_loss) {
+          pw.hist_sent = rate * static_cast<uint64_t>(w.hist_seconds) / std::size(kClasses);
+          pw.hist_lost = draw(pw.hist_sent, w.hist_loss(fleet[p], fleet[t], c, 0));
+          pw.hist_slow = draw(pw.hist_sent - pw.hist_lost, Chance(w.hist_slow, fleet[p], fleet[t], c, 0));
+        }
+        EXPECT_TRUE(obs.Add(pw).ok());
+      }
+    }
+  }
+  return obs;
+}
+
+LossModel Uniform(double p) {
+  return [p](const Member&, const Member&, ProbeClass, int) { return p; };
+}
+// Every probe touching `host` at `bad`, the rest at `rest`.
+LossModel HostAt(const std::string& host, double bad, double rest) {
+  return [=](const Member& a, const Member& b, ProbeClass, int) { return a.name == host || b.name == host ? bad : rest; };
+}
+
+// The same defaults from 1e-6 to 1e-3: no suspect in a healthy fleet at
+// either background, and a lossy RNIC (3% each probe) named at both, with
+// the reference it was judged against near the background.
+TEST(LearnedReference, TheSameDefaultsHoldFromOneInAMillionToOneInAThousand) {
+  const auto fleet = Fleet(8, 8);
+  for (double level : {1e-6, 1e-3}) {
+    World healthy{.loss = Uniform(level), .hist_loss = Uniform(level)};
+    Localization l = LocalizeAll(ObserveWorld(fleet, healthy));
+    EXPECT_TRUE(l.suspects.empty()) << "background " << level << ":\n" << Describe(l);
+    World faulty{.loss = HostAt("t2-h3", 0.03, level), .hist_loss = Uniform(level)};
+    l = LocalizeAll(ObserveWorld(fleet, faulty));
+    ASSERT_EQ(l.suspects.size(), 1u) << "background " << level << ":\n" << Describe(l);
+    EXPECT_EQ(l.suspects[0].kind, SuspectKind::kRnic);
+    EXPECT_EQ(l.suspects[0].component, "t2-h3");
+    EXPECT_LT(l.suspects[0].reference, level * 3 + 1e-4);
+    EXPECT_THAT(l.suspects[0].evidence, HasSubstr("reference"));
+  }
+}
+
+// A link that has always lost more than its peers (its history shows it)
+// is its background, not a fault; without that history it stands out
+// against its peers and is named.
+TEST(LearnedReference, AHostsOwnHistoryExplainsItsHigherBackground) {
+  const auto fleet = Fleet(8, 8);
+  const LossModel noisy_link = HostAt("t5-h1", 0.01, 1e-4);
+  Localization l = LocalizeAll(ObserveWorld(fleet, {.loss = noisy_link, .hist_loss = noisy_link}));
+  EXPECT_TRUE(l.suspects.empty()) << Describe(l);
+  l = LocalizeAll(ObserveWorld(fleet, {.loss = noisy_link}));
+  ASSERT_FALSE(l.suspects.empty());
+  EXPECT_EQ(l.suspects[0].component, "t5-h1");
+  // The same host getting worse than its own history is named again.
+  l = LocalizeAll(ObserveWorld(fleet, {.loss = HostAt("t5-h1", 0.05, 1e-4), .hist_loss = noisy_link}));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].component, "t5-h1");
+}
+
+// The whole fleet's background rising ten-fold at once is the background
+// moving: no scope stands out against its peers, and nothing is named.
+TEST(LearnedReference, AFleetWideRiseIsNotBlamedOnAnyComponent) {
+  const auto fleet = Fleet(8, 8);
+  Localization l = LocalizeAll(ObserveWorld(fleet, {.loss = Uniform(1e-3), .hist_loss = Uniform(1e-4)}));
+  EXPECT_TRUE(l.suspects.empty()) << Describe(l);
+}
+
+// A fixed floor still works as one: a host losing 3% is not named when
+// the floor says 2% is normal.
+TEST(LearnedReference, TheOptionalFloorRaisesTheReference) {
+  const auto fleet = Fleet(8, 8);
+  Observations obs = ObserveWorld(fleet, {.loss = HostAt("t2-h3", 0.03, 1e-5), .hist_loss = Uniform(1e-5)});
+  LocalizeOptions o;
+  o.baseline_loss = 0.02;
+  absl::StatusOr<Localization> l = Localize(obs, o);
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE(l->suspects.empty()) << Describe(*l);
+  EXPECT_EQ(LocalizeAll(obs).suspects.size(), 1u);
+}
+
+// An overloaded host drops and delays answers: marked busy (its agent's
+// CPU pressure), it is named as the host, with its reason, and neither its
+// RNIC nor its ToR is blamed. Unmarked, the same losses name its RNIC.
+TEST(HostNoise, ABusyHostIsNamedAsTheHostNotItsRnicOrTor) {
+  const auto fleet = Fleet(4, 2);
+  const World w{.loss = HostAt("t1-h0", 0.2, 1e-5),
+                .slow = HostAt("t1-h0", 0.3, 1e-3),
+                .hist_loss = Uniform(1e-5),
+                .hist_slow = Uniform(1e-3)};
+  Observations obs = ObserveWorld(fleet, w);
+  ASSERT_TRUE(obs.MarkHost("t1-h0", "CPU pressure 91% (some avg10)").ok());
+  Localization l = LocalizeAll(obs);
+  ASSERT_FALSE(l.suspects.empty());
+  for (const Suspect& s : l.suspects) {
+    EXPECT_EQ(s.kind, SuspectKind::kHost) << Describe(l);
+    EXPECT_EQ(s.component, "t1-h0");
+    EXPECT_EQ(s.host_reason, "CPU pressure 91% (some avg10)");
+    EXPECT_THAT(s.evidence, HasSubstr("the host says: CPU pressure 91%"));
+  }
+  Localization unmarked = LocalizeAll(ObserveWorld(fleet, w));
+  ASSERT_FALSE(unmarked.suspects.empty());
+  EXPECT_EQ(unmarked.suspects[0].kind, SuspectKind::kRnic) << Describe(unmarked);
+}
+
+TEST(HostNoise, MarkHostRefusesWhatIsNotOneHost) {
+  std::vector<Member> members = Fleet(2, 1);
+  members.push_back(TorStandIn("tor-1", "pod0"));
+  Observations obs(members);
+  EXPECT_EQ(obs.MarkHost("nobody", "busy").code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(obs.MarkHost("tor-1/*", "busy").message(), HasSubstr("stands for a ToR's hosts"));
+  EXPECT_THAT(obs.MarkHost("t0-h0", "").message(), HasSubstr("reason"));
+  EXPECT_TRUE(obs.host_reason(0).empty());
+  ASSERT_TRUE(obs.MarkHost("t0-h0", std::string(500, 'x')).ok());
+  EXPECT_EQ(obs.host_reason(0).size(), kMaxHostReason);
+  ASSERT_TRUE(obs.MarkHost("t0-h0", "second").ok());
+  EXPECT_EQ(obs.host_reason(0), std::string(kMaxHostReason, 'x'));
+}
+
+// Latency without loss: an RNIC whose answers are late a tenth of the
+// time (its p99 several-fold) is a latency suspect; a ToR's uplinks slow
+// for DSCP 0 only are named with that class. Nothing is lost either way.
+TEST(Latency, ASlowRnicAndAClassConfinedSlowUplinkAreNamed) {
+  const auto fleet = Fleet(8, 4);
+  World w{.loss = Uniform(1e-5), .slow = HostAt("t6-h2", 0.10, 5e-4), .hist_loss = Uniform(1e-5),
+          .hist_slow = Uniform(5e-4)};
+  Localization l = LocalizeAll(ObserveWorld(fleet, w));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].symptom, Symptom::kLatency);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kRnic);
+  EXPECT_EQ(l.suspects[0].component, "t6-h2");
+  EXPECT_THAT(l.suspects[0].evidence, HasSubstr("answered"));
+  w.slow = [](const Member& a, const Member& b, ProbeClass c, int) {
+    const bool via = a.tor != b.tor && (a.tor == "tor-3" || b.tor == "tor-3");
+    return via && c.dscp == 0 ? 0.2 : 5e-4;
+  };
+  l = LocalizeAll(ObserveWorld(fleet, w));
+  ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
+  EXPECT_EQ(l.suspects[0].symptom, Symptom::kLatency);
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kTorUplink);
+  EXPECT_EQ(l.suspects[0].component, "tor-3");
+  EXPECT_EQ(l.suspects[0].dscp, std::optional<uint32_t>(0));
+  const Observations again = ObserveWorld(fleet, w);
+  uint64_t slow = 0;
+  for (const auto& u : again.units()) slow += u.slow;
+  EXPECT_EQ(l.slow, slow);
+  EXPECT_GT(slow, 0u);
+}
+
+TEST(Observations, RefusesSlowOrHistoryCountsThatCannotBe) {
+  Observations obs(Fleet(2, 2));
+  PathWindow w{"t0-h0", "t1-h0", 64, 26, 10, 2};
+  w.slow = 9;
+  EXPECT_THAT(obs.Add(w).message(), HasSubstr("slow: 9 is more than the 8 answered"));
+  w.slow = 0;
+  w.hist_sent = 5;
+  w.hist_lost = 6;
+  EXPECT_THAT(obs.Add(w).message(), HasSubstr("hist_lost: 6 is more than hist_sent (5)"));
+  w.hist_lost = 1;
+  w.hist_slow = 5;
+  EXPECT_THAT(obs.Add(w).message(), HasSubstr("hist_slow: 5 is more than the 4 answered"));
+  EXPECT_EQ(obs.windows(), 0u);
+}
+
+TEST(TwoSampleLlr, WeighsAShortHistoryLittle) {
+  // 30 of 1000 now against 10 of 1000 before, and against 100 of 10000.
+  const double short_history = TwoSampleLlr(30, 1000, 10, 1000);
+  const double long_history = TwoSampleLlr(30, 1000, 100, 10000);
+  EXPECT_GT(short_history, 5);
+  EXPECT_GT(long_history, short_history);
+  // One rate for both explains no worse when now is not above before.
+  EXPECT_EQ(TwoSampleLlr(10, 1000, 30, 1000), 0);
+  EXPECT_EQ(TwoSampleLlr(10, 1000, 0, 0), 0);
+  // Against an exact reference it tends to the one-sample LLR.
+  EXPECT_NEAR(TwoSampleLlr(30, 1000, 10000, 1000000), LossLlr(30, 1000, 0.01), 0.5);
 }
 
 TEST(LossLlr, IsTheBinomialLogLikelihoodRatio) {
@@ -407,7 +613,7 @@ TEST(LocalizeOptions, OutOfRangeNamesTheFieldAndTheRange) {
   Observations obs(Fleet(2, 2));
   LocalizeOptions o;
   o.baseline_loss = 0.5;
-  EXPECT_THAT(Localize(obs, o).status().message(), HasSubstr("baseline_loss: 0.5 is not in [1e-09, 0.1]"));
+  EXPECT_THAT(Localize(obs, o).status().message(), HasSubstr("baseline_loss: 0.5 is not 0 (none) or in [1e-09, 0.1]"));
   o = {};
   o.max_suspects = 0;
   EXPECT_THAT(Localize(obs, o).status().message(), HasSubstr("max_suspects: 0 is not in [1, 64]"));

@@ -241,7 +241,7 @@ TEST(MeshResults, SnapshotsOfAFleetLocalizeADeadRnic) {
   absl::StatusOr<Localization> got = Localize(obs, {});
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->suspects.size(), 1u);
-  EXPECT_EQ(got->suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(got->suspects[0].kind, SuspectKind::kRnic);
   EXPECT_EQ(got->suspects[0].component, dead);
   EXPECT_FALSE(got->suspects[0].size_bytes.has_value());  // every size lost
 }
