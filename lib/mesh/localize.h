@@ -71,7 +71,11 @@ inline constexpr size_t kMaxWindows = size_t{1} << 24;
 inline constexpr size_t kMaxClassValues = 8;
 
 // What one agent saw probing one peer with one class of probe over the
-// window: probes sent and probes lost (no answer within the deadline).
+// window: probes sent, lost (no answer within the deadline) and slow
+// (answered, but later than the series' slow threshold: several times the
+// round trip the series had before the window), and the same counts of the
+// series' own history before the window (the agent's learned reference;
+// zeros when it has none yet).
 struct PathWindow {
   std::string prober;  // Member::name of the agent that probed
   std::string target;  // Member::name of the peer
@@ -79,7 +83,17 @@ struct PathWindow {
   uint32_t dscp = 0;
   uint64_t sent = 0;
   uint64_t lost = 0;  // at most sent
+  uint64_t slow = 0;  // at most sent - lost
+  uint64_t hist_sent = 0;
+  uint64_t hist_lost = 0;  // at most hist_sent
+  uint64_t hist_slow = 0;  // at most hist_sent - hist_lost
 };
+
+// A member's own state over the window, as its agent (or its probers)
+// reported it: why what it sent and answered says more about the host than
+// about its RNIC or the network (CPU starved, its agent stalled or
+// restarted, answers held long by the responder). Empty: nothing known.
+inline constexpr size_t kMaxHostReason = 200;
 
 // The membership indexed once, and the windows to localize over.
 class Observations {
@@ -94,6 +108,20 @@ class Observations {
   // The same by index into members() (bench/mesh_sim adds millions).
   absl::Status Add(uint32_t prober, uint32_t target, uint32_t size_bytes, uint32_t dscp, uint64_t sent,
                    uint64_t lost);
+  // The same with the slow counts and the history (bench/mesh_sim).
+  absl::Status Add(uint32_t prober, uint32_t target, uint32_t size_bytes, uint32_t dscp, uint64_t sent,
+                   uint64_t lost, uint64_t slow, uint64_t hist_sent, uint64_t hist_lost, uint64_t hist_slow);
+
+  // Marks a member's host as busy over the window, with the reason (cut at
+  // kMaxHostReason bytes; a second mark keeps the first reason). Its windows
+  // then count in its own scope only, never in a ToR's or the fabric's, and
+  // a finding on it is of kind "host", not "rnic". NOT_FOUND for a name
+  // that is not a member; INVALID_ARGUMENT for a ToR stand-in or an empty
+  // reason.
+  absl::Status MarkHost(std::string_view member, std::string_view reason);
+  absl::Status MarkHost(uint32_t member, std::string_view reason);
+  // The reason a member was marked; empty when it was not.
+  const std::string& host_reason(uint32_t member) const { return host_reason_[member]; }
 
   const std::vector<Member>& members() const { return members_; }
   size_t windows() const { return units_.size(); }
@@ -107,7 +135,8 @@ class Observations {
   struct Unit {
     uint32_t prober, target;
     uint8_t size_class, dscp_class;  // index into sizes()/dscps(), or kNoClass
-    uint64_t sent, lost;
+    uint64_t sent, lost, slow;
+    uint64_t hist_sent, hist_lost, hist_slow;
   };
   static constexpr uint8_t kNoClass = 0xff;
   const std::vector<Unit>& units() const { return units_; }
@@ -118,6 +147,7 @@ class Observations {
   std::vector<Member> members_;
   absl::flat_hash_map<std::string, uint32_t> index_;
   std::vector<uint32_t> tor_of_;
+  std::vector<std::string> host_reason_;  // per member; empty: not marked
   std::vector<std::string> tor_names_;
   absl::flat_hash_map<uint32_t, uint32_t> stand_in_;  // ToR index -> member index
   std::vector<uint32_t> sizes_, dscps_;
@@ -130,7 +160,8 @@ Member TorStandIn(const std::string& tor, const std::string& pod);
 
 // In order of preference when two candidates score the same.
 enum class SuspectKind {
-  kHost,       // an RNIC, or the host it sits in
+  kHost,       // the host itself: CPU starved, its agent stalled or restarted
+  kRnic,       // an RNIC or its link to the ToR
   kTorPair,    // the path between two ToRs
   kTor,        // a ToR switch: its hosts' links and its uplinks
   kTorUplink,  // a ToR's uplinks towards the spines
@@ -139,17 +170,29 @@ enum class SuspectKind {
 };
 const char* SuspectKindName(SuspectKind kind);
 
+// What a scope shows: probes lost, or answered late (its round trips'
+// tail several times what it was, without loss).
+enum class Symptom { kLoss, kLatency };
+const char* SymptomName(Symptom symptom);
+
 struct Suspect {
-  SuspectKind kind = SuspectKind::kHost;
+  SuspectKind kind = SuspectKind::kRnic;
+  Symptom symptom = Symptom::kLoss;
   // The host or ToR name; "A<->B" for a ToR pair; empty for fabric/fleet.
   std::string component;
   // The class the losses are confined to, when they are.
   std::optional<uint32_t> size_bytes;
   std::optional<uint32_t> dscp;
-  uint64_t sent = 0;  // in the scope (and class), when it was chosen
+  // In the scope (and class), when it was chosen. For a latency suspect,
+  // `sent` is the probes answered and `lost` those answered late.
+  uint64_t sent = 0;
   uint64_t lost = 0;
   double loss_ratio = 0;
-  double llr = 0;         // nats, against the baseline
+  // The rate it was judged against: the higher of its peers' now (the
+  // other scopes of its kind, or its kind in the other classes) and its
+  // own history's, and the floor.
+  double reference = 0;
+  double llr = 0;         // nats, the smaller of the two judgements
   double confidence = 0;  // llr / (llr + min_llr): 0.5 at the threshold
   // How widely the losses spread over the scope's parts: peers (host),
   // hosts (ToR), far ToRs (uplinks, fabric, fleet: ToR pairs), host pairs
@@ -157,22 +200,34 @@ struct Suspect {
   uint32_t parts_lossy = 0;
   uint32_t parts_total = 0;
   std::string evidence;  // one line, for people
+  std::string host_reason;  // kind host: what its agent or probers said
 };
 
+// Each scope is judged twice, and must stand out in both:
+//  - against its peers now: the same kind of scope over the fleet (hosts
+//    against every probe, ToR uplinks and pairs against every probe across
+//    ToRs), or, restricted to a class, the same scope in the other classes;
+//  - against its own history: the same scope's counts before the window
+//    (the agents' learned reference), by a two-sample likelihood ratio, so
+//    a short history weighs little. Without history this judgement passes.
+// The figures are not tuned to any background loss: the same defaults hold
+// from 1e-6 to 1e-3 (bench/mesh_sim --sweep).
 struct LocalizeOptions {
-  // The loss rate of a healthy path. Pingmesh measured 1e-4 to 1e-5.
-  double baseline_loss = 1e-4;
-  // A suspect needs at least this LLR (nats; 20 is a chance of about
-  // 2e-9 under the baseline, small against the thousands of candidates
-  // a fleet has) ...
+  // An optional floor under the reference rate (0: none): a scope losing
+  // less than min_ratio times it is never a suspect.
+  double baseline_loss = 0;
+  // A suspect needs at least this LLR (nats) in both judgements (20 is a
+  // chance of about 2e-9, small against the thousands of candidates a
+  // fleet has) ...
   double min_llr = 20;
-  // ... a loss ratio at least this many times the baseline ...
-  double min_ratio = 5;
-  // ... and at least this many probes lost.
+  // ... a rate at least this many times the reference ...
+  double min_ratio = 2;
+  // ... and at least this many probes lost (or slow).
   uint64_t min_lost = 3;
   size_t max_suspects = 16;
 };
-// Allowed ranges, checked by Validate (errors name the field).
+// Allowed ranges, checked by Validate (errors name the field): baseline_loss
+// 0 or in [kMinBaselineLoss, kMaxBaselineLoss].
 inline constexpr double kMinBaselineLoss = 1e-9;
 inline constexpr double kMaxBaselineLoss = 0.1;
 inline constexpr size_t kMaxSuspectsLimit = 64;
@@ -182,10 +237,12 @@ struct Localization {
   std::vector<Suspect> suspects;  // in the order found: most significant first
   uint64_t sent = 0;              // over every window
   uint64_t lost = 0;
+  uint64_t slow = 0;
 };
 
 // INVALID_ARGUMENT for bad options (naming the field); otherwise the
-// suspects, none when every scope is within the baseline.
+// suspects of loss, then those of latency, none when every scope is in
+// line with its peers and its history.
 absl::StatusOr<Localization> Localize(const Observations& observations, const LocalizeOptions& options);
 
 // The ToR-by-ToR matrix `rocectl mesh` shows: per ordered (prober ToR,
