@@ -13,8 +13,9 @@
 # A real Prometheus scrapes the six agents with the shipped mesh rules: the
 # ToR-pair loss alert must fire for tor1 and tor2 during fault 2, and
 # `rocectl mesh --prometheus` over its series must name each of the four too.
-# Then two more, judged from the agents' own views only (Prometheus keeps
-# no history), each cleared until no suspect is left (60 s at most):
+# Then two more, judged from the agents' own views only (the Prometheus
+# view has no history, and a starved agent's scrapes come late), each
+# cleared until no suspect is left (60 s at most):
 #   5. 0.5% loss on every node's link, left on for 30 s (a window and
 #      three slots: the agents' histories hold it), then 10% on node6's:
 #      `rocectl mesh` names rnic node6 and nothing else within 60 s. About
