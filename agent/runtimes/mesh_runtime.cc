@@ -87,6 +87,23 @@ absl::StatusOr<std::vector<mesh::MeshTarget>> TargetsOf(const roced::v1::Describ
 
 std::string Label(uint32_t v) { return absl::StrCat(v); }
 
+void FillSeries(const mesh::SeriesWindow& w, roced::v1::MeshSeries* s) {
+  s->set_peer(w.peer);
+  s->set_size_bytes(w.size_bytes);
+  s->set_dscp(w.dscp);
+  s->set_sent(w.sent);
+  s->set_lost(w.lost);
+  s->set_loss_ratio(w.loss_ratio);
+  if (w.p50_ns >= 0) *s->mutable_rtt_p50() = util::ToProto(absl::Nanoseconds(w.p50_ns));
+  if (w.p99_ns >= 0) *s->mutable_rtt_p99() = util::ToProto(absl::Nanoseconds(w.p99_ns));
+  for (uint32_t port : w.lost_flow_labels) s->add_lost_source_ports(port);
+  s->set_slow(w.slow);
+  s->set_hist_sent(w.hist_sent);
+  s->set_hist_lost(w.hist_lost);
+  s->set_hist_slow(w.hist_slow);
+  if (w.hold_p99_ns >= 0) *s->mutable_responder_hold_p99() = util::ToProto(absl::Nanoseconds(w.hold_p99_ns));
+}
+
 // The scope as ListMeshResults and /metrics name it.
 const char* ScopeName(mesh::PeerScope scope) {
   switch (scope) {
@@ -127,7 +144,10 @@ absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text) {
 }
 
 MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions options)
-    : agent_(agent), lldp_(lldp), options_(std::move(options)) {
+    : agent_(agent),
+      lldp_(lldp),
+      options_(std::move(options)),
+      loop_lag_(options_.prober.results.window, options_.prober.results.slots) {
   if (!options_.resolve) options_.resolve = util::ResolveAll;
   if (!options_.describe) {
     options_.describe = [creds = options_.peer_credentials](const std::string& address, absl::Time deadline) {
@@ -161,6 +181,13 @@ MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions opt
                          .Register(r)
                          .Add({});
   slowdown_gauge_->Set(1);
+  host_busy_gauge_ = &prometheus::BuildGauge()
+                          .Name("roced_mesh_host_busy")
+                          .Help("1 when this host's own state over the mesh window (CPU pressure, a stalled mesh "
+                                "loop, an agent younger than the window) makes its probes say more about the host "
+                                "than about its RNIC or the network (ListMeshResults host_busy says why); else 0.")
+                          .Register(r)
+                          .Add({});
   info_gauge_ = &prometheus::BuildGauge()
                      .Name("roced_mesh_info")
                      .Help("This agent as the mesh knows it (value 1): its member name, ToR and pod, the names "
@@ -199,6 +226,7 @@ void MeshRuntime::Start() {
       return;
     }
     prober_.emplace(*std::move(prober));
+    started_ns_ = MonotonicNs();
   }
   stop_ = false;
   members_thread_ = std::thread([this] { MembersLoop(); });
@@ -230,7 +258,9 @@ void MeshRuntime::MembersLoop() {
   do {
     RefreshMembers();
     DescribePeers();
-    UpdateSlowdown();
+    const std::optional<double> pressure = CpuPressure();
+    UpdateSlowdown(pressure);
+    UpdateHostBusy(pressure);
   } while (Sleep(std::min(options_.refresh, mesh::kDescribeRetry)));
 }
 
@@ -361,10 +391,13 @@ void MeshRuntime::DescribePeers() {
   }
 }
 
-void MeshRuntime::UpdateSlowdown() {
+std::optional<double> MeshRuntime::CpuPressure() const {
   hal::Paths paths;
   paths.procfs = options_.procfs_root;
-  std::optional<double> pressure = hal::CpuPressureAvg10(paths);
+  return hal::CpuPressureAvg10(paths);
+}
+
+void MeshRuntime::UpdateSlowdown(std::optional<double> pressure) {
   if (!pressure.has_value()) return;
   std::lock_guard<std::mutex> lock(mu_);
   const double before = prober_->schedule().slowdown();
@@ -373,6 +406,26 @@ void MeshRuntime::UpdateSlowdown() {
   prober_->SetSlowdown(after);
   LOG_INFO << "mesh: CPU pressure " << *pressure << "%: rates divided by " << after;
   if (slowdown_gauge_ != nullptr) slowdown_gauge_->Set(after);
+}
+
+mesh::HostState MeshRuntime::HostStateLocked(int64_t now_ns, std::optional<double> pressure) const {
+  return mesh::HostState{.cpu_pressure = pressure,
+                         .max_loop_lag = loop_lag_.Max(now_ns),
+                         .uptime = absl::Nanoseconds(now_ns - started_ns_),
+                         .window = options_.prober.results.window};
+}
+
+void MeshRuntime::UpdateHostBusy(std::optional<double> pressure) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string reason = mesh::HostBusyReason(HostStateLocked(MonotonicNs(), pressure));
+  if (host_busy_gauge_ != nullptr) host_busy_gauge_->Set(reason.empty() ? 0 : 1);
+  if (reason.empty() == !host_busy_) return;
+  host_busy_ = !reason.empty();
+  if (host_busy_) {
+    LOG_WARNING << "mesh: this host is busy (" << reason << "): its probes say more about it than the network";
+  } else {
+    LOG_INFO << "mesh: this host is no longer busy";
+  }
 }
 
 void MeshRuntime::UpdatePeerGauges() {
@@ -562,13 +615,18 @@ void MeshRuntime::ProbeTurn() {
     std::lock_guard<std::mutex> lock(mu_);
     wake = prober_->NextWake();
   }
+  const int64_t before = MonotonicNs();
   const absl::Duration wait =
-      std::clamp(absl::Nanoseconds(wake == INT64_MAX ? INT64_MAX : wake - MonotonicNs()), absl::ZeroDuration(), kMaxTurn);
+      std::clamp(absl::Nanoseconds(wake == INT64_MAX ? INT64_MAX : wake - before), absl::ZeroDuration(), kMaxTurn);
   if (absl::Status st = PollPorts(wait); !st.ok()) ClosePorts(std::string(st.message()));
   const int64_t now = MonotonicNs();
+  // How late the loop is against the wake it asked for (early when a
+  // completion woke it); what it handled on waking counts in.
+  const int64_t lag = std::max<int64_t>(now - before - absl::ToInt64Nanoseconds(wait), 0);
+  std::lock_guard<std::mutex> lock(mu_);
+  loop_lag_.Record(now, absl::Nanoseconds(lag));
   if (now - last_expire_ns_ > 10'000'000'000) {
     last_expire_ns_ = now;
-    std::lock_guard<std::mutex> lock(mu_);
     prober_->ExpireResults(now);
   }
 }
@@ -648,6 +706,7 @@ absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
         absl::StrCat("peer: ", request.peer().size(), " bytes; a member name is at most ", mesh::kMaxInventoryField));
   }
   roced::v1::ListMeshResultsResponse out;
+  const std::optional<double> pressure = CpuPressure();  // a file read: not under the lock
   std::lock_guard<std::mutex> lock(mu_);
   if (!prober_.has_value()) return absl::FailedPreconditionError(absl::StrCat("the mesh did not start: ", prober_error_));
   out.set_node_name(agent_->State().hostname());
@@ -660,6 +719,12 @@ absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
   out.set_probes_per_second(prober_->schedule().ProbesPerSecond());
   out.set_slowdown(prober_->schedule().slowdown());
   out.set_requests_answered(answered_.load());
+  const int64_t now = MonotonicNs();
+  const mesh::HostState host = HostStateLocked(now, pressure);
+  out.set_host_busy(mesh::HostBusyReason(host));
+  out.set_cpu_pressure(pressure.value_or(-1));
+  *out.mutable_max_loop_lag() = util::ToProto(host.max_loop_lag);
+  *out.mutable_uptime() = util::ToProto(host.uptime);
   for (const std::string* problem : {&inventory_error_, &port_error_}) {
     if (problem->empty()) continue;
     out.set_problem(out.problem().empty() ? *problem : absl::StrCat(out.problem(), "; ", *problem));
@@ -674,19 +739,11 @@ absl::StatusOr<roced::v1::ListMeshResultsResponse> MeshRuntime::List(
     p->set_reachable(info.target.has_value());
     p->set_error(info.error);
   }
-  for (const mesh::SeriesWindow& w : prober_->Snapshot(MonotonicNs())) {
+  for (const mesh::SeriesWindow& w : prober_->Snapshot(now)) {
     if (!request.peer().empty() && w.peer != request.peer()) continue;
     roced::v1::MeshSeries* s = out.add_series();
-    s->set_peer(w.peer);
     s->set_peer_tor(prober_->TorOf(w.peer));
-    s->set_size_bytes(w.size_bytes);
-    s->set_dscp(w.dscp);
-    s->set_sent(w.sent);
-    s->set_lost(w.lost);
-    s->set_loss_ratio(w.loss_ratio);
-    if (w.p50_ns >= 0) *s->mutable_rtt_p50() = util::ToProto(absl::Nanoseconds(w.p50_ns));
-    if (w.p99_ns >= 0) *s->mutable_rtt_p99() = util::ToProto(absl::Nanoseconds(w.p99_ns));
-    for (uint32_t port : w.lost_flow_labels) s->add_lost_source_ports(port);
+    FillSeries(w, s);
   }
   return out;
 }

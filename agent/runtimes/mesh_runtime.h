@@ -24,6 +24,11 @@
 // (lib/mesh/slowdown): slower, never stopped. This class owns the threads
 // and the ports; the decisions are lib/mesh's.
 //
+// Host state (lib/mesh/host_state): the CPU pressure, the probe loop's
+// largest lateness over the window (how long after the wake it asked for it
+// woke) and how long the mesh has run; ListMeshResults says why the host
+// is busy, and /metrics has roced_mesh_host_busy.
+//
 // Threads: "roced-mesh" (the probe loop: sends, polls the completion
 // channels, expires) and "roced-mesh-mem" (inventory, pinglist,
 // Describe calls, which may block). Public methods are thread-safe; mu_ is
@@ -45,6 +50,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "mesh/host_state.h"
 #include "mesh/membership.h"
 #include "mesh/pinglist.h"
 #include "mesh/prober.h"
@@ -175,7 +181,12 @@ class MeshRuntime {
   void CountOutcome(const mesh::MeshOutcome& outcome, const Where& where);
   // Drops the metric series of peers no longer probed.
   void PruneSeries(const std::map<std::string, PeerInfo>& peers);
-  void UpdateSlowdown();
+  std::optional<double> CpuPressure() const;
+  void UpdateSlowdown(std::optional<double> pressure);
+  // The host's state now; its busy gauge set from it.
+  mesh::HostState HostStateLocked(int64_t now_ns, std::optional<double> pressure) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateHostBusy(std::optional<double> pressure);
   void UpdatePeerGauges() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Sleep(absl::Duration d);
 
@@ -191,6 +202,10 @@ class MeshRuntime {
   std::vector<PortInfo> port_info_ ABSL_GUARDED_BY(mu_);  // one per open port
   std::string port_error_ ABSL_GUARDED_BY(mu_);
   std::string inventory_error_ ABSL_GUARDED_BY(mu_);
+  // The probe loop's lateness, the largest a slot of the results' window.
+  mesh::WindowMax loop_lag_ ABSL_GUARDED_BY(mu_);
+  int64_t started_ns_ ABSL_GUARDED_BY(mu_) = 0;  // monotonic, when Start ran
+  bool host_busy_ ABSL_GUARDED_BY(mu_) = false;  // as last logged
 
   // Owned by the probe loop's thread: one per RoCE port (rail).
   std::vector<std::unique_ptr<probe::UdPort>> ports_;
@@ -213,6 +228,7 @@ class MeshRuntime {
   prometheus::Counter* answered_metric_ = nullptr;
   prometheus::Family<prometheus::Gauge>* peers_gauge_ = nullptr;
   prometheus::Gauge* slowdown_gauge_ = nullptr;
+  prometheus::Gauge* host_busy_gauge_ = nullptr;
   // roced_mesh_info{node,tor,pod}: one series, the one set last, so that
   // `rocectl mesh --prometheus` can name the prober behind an instance.
   prometheus::Family<prometheus::Gauge>* info_gauge_ = nullptr;

@@ -92,7 +92,7 @@ void MeshProber::Sent(uint64_t id, int64_t stamp_ns, bool nic_clock) {
 
 void MeshProber::SendFailed(uint64_t id) { pending_.erase(id); }
 
-void MeshProber::Record(const Pending& p, bool answered, int64_t rtt_ns) {
+void MeshProber::Record(const Pending& p, bool answered, int64_t rtt_ns, int64_t hold_ns) {
   ProbeOutcome outcome;
   outcome.peer = p.peer;
   outcome.size_bytes = p.size_bytes;
@@ -100,6 +100,7 @@ void MeshProber::Record(const Pending& p, bool answered, int64_t rtt_ns) {
   outcome.sent_ns = p.sent_ns;
   outcome.answered = answered;
   outcome.rtt_ns = rtt_ns;
+  outcome.hold_ns = hold_ns;
   outcome.flow_label = options_.source_port ? options_.source_port(p.flow_label) : p.flow_label;
   // RESOURCE_EXHAUSTED past max_keys: the series is not kept (bounded).
   results_.Record(outcome).IgnoreError();
@@ -131,7 +132,10 @@ std::optional<MeshOutcome> MeshProber::OnReply(std::span<const uint8_t> bytes, i
   std::optional<uint64_t> rtt;
   if (p.nic_clock == nic_clock) rtt = NetworkRttNs(stamped, static_cast<uint64_t>(t4_ns));
   const int64_t rtt_ns = rtt.has_value() ? static_cast<int64_t>(*rtt) : 0;
-  Record(p, true, rtt_ns);
+  // The responder's hold is of its own clock alone: known whatever ours.
+  const uint64_t held = reply->t3_ns - reply->t2_ns;
+  const int64_t hold_ns = reply->t3_ns < reply->t2_ns ? -1 : static_cast<int64_t>(std::min<uint64_t>(held, INT64_MAX));
+  Record(p, true, rtt_ns, hold_ns);
   return MeshOutcome{p.peer, p.size_bytes, p.dscp, true, rtt_ns};
 }
 
@@ -140,7 +144,7 @@ std::vector<MeshOutcome> MeshProber::ExpireLost(int64_t now_ns) {
   const int64_t timeout = absl::ToInt64Nanoseconds(options_.timeout);
   while (!pending_.empty() && pending_.begin()->second.sent_ns + timeout <= now_ns) {
     const Pending& p = pending_.begin()->second;
-    Record(p, false, 0);
+    Record(p, false, 0, -1);
     lost.push_back(MeshOutcome{p.peer, p.size_bytes, p.dscp, false, 0});
     pending_.erase(pending_.begin());
   }

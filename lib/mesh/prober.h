@@ -147,7 +147,7 @@ class MeshProber {
     bool nic_clock = false;
   };
   MeshProber(std::string self, MeshProberOptions options, MeshSchedule schedule, ResultWindows results);
-  void Record(const Pending& p, bool answered, int64_t rtt_ns);
+  void Record(const Pending& p, bool answered, int64_t rtt_ns, int64_t hold_ns);
 
   std::string self_;
   MeshProberOptions options_;

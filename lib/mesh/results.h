@@ -1,8 +1,8 @@
 // What the fleet mesh's probes of each peer came to over a sliding window:
-// per peer, probe size and DSCP, the probes sent and lost, the
-// loss ratio, the network round trip's p50 and p99, and the flow labels
-// (UDP source ports) of the probes that were lost, the lead for a
-// traceroute along the ECMP path that dropped them.
+// per peer, probe size and DSCP, the probes sent, lost and slow, the
+// loss ratio, the network round trip's p50 and p99, the responder's hold
+// p99, and the flow labels (UDP source ports) of the probes that were
+// lost, the lead for a traceroute along the ECMP path that dropped them.
 //
 // The window (60 s by default) is a ring of slots (6 of 10 s): a probe
 // counts in the slot of the moment it was sent, and a slot leaves the
@@ -12,13 +12,26 @@
 // probes a second over 3 sizes, about 33 a slot and size); beyond it a
 // slot keeps a uniform sample (reservoir sampling with a fixed seed, so a
 // run is reproducible) and each kept sample stands for its share of the
-// slot's answers in the quantiles.
+// slot's answers in the quantiles. Each sample keeps the responder's hold
+// beside it, to 10% (one byte: a code of 1.1^k ns).
+//
+// History: the counts of a slot that left the window (sent, lost, slow)
+// are folded into the series' history, which decays by 1 - 1/kHistorySlots
+// a slot (ten minutes at the default 10 s slots): after each slot's time,
+// history = history x (1 - 1/kHistorySlots) + that slot's counts, a slot
+// without probes counting as zeros. The fold is done as the ring comes
+// round, and a snapshot adds the slots that left the window since. The
+// slots that leave also teach the series its reference round trip: the
+// mean of their p50s over the first kReferenceSlots of them, then a moving
+// average that gives each further p50 a weight of 1/kReferenceSlots. An
+// answer whose round trip is over kSlowFactor times the reference is
+// slow. Before the first slot with answers leaves, nothing is slow.
 //
 // Bounded: at most `max_keys` (peer, size, DSCP) series; a probe of a new
 // series beyond it is refused, not kept. Memory is about
-// keys x slots x (64 + 4 x samples kept) bytes: 300 series of the default
-// pinglist (~51 peers x 3 sizes x 2 DSCPs) at 33 samples a slot take
-// about 350 KB, and the bound (8,192 series, full slots) about 50 MB.
+// keys x (slots x (88 + 5 x samples kept) + 250) bytes: 300 series of the
+// default pinglist (~51 peers x 3 sizes x 2 DSCPs) at 33 samples a slot
+// take about 530 KB, and the bound (8,192 series, full slots) about 70 MB.
 //
 // Pure: the caller passes the monotonic time; no I/O. Not thread-safe: the
 // caller serializes Record, Expire and Snapshot.
@@ -55,6 +68,16 @@ inline constexpr size_t kMaxResultKeys = 65536;
 inline constexpr size_t kMaxSamplesPerSlot = 4096;
 // Lost flow labels remembered per series (the most recent ones).
 inline constexpr size_t kLostFlowLabels = 8;
+// The history's decay: a slot's counts are multiplied by
+// 1 - 1/kHistorySlots for each slot after it.
+inline constexpr uint32_t kHistorySlots = 60;
+// The reference round trip's average: the mean of the first this many
+// slots' p50s, then each slot that leaves moves it 1/kReferenceSlots of the
+// way to its p50.
+inline constexpr uint32_t kReferenceSlots = 60;
+// An answer is slow when its round trip is over this many times the
+// series' reference.
+inline constexpr int64_t kSlowFactor = 4;
 
 // One probe's fate, known once it was answered or timed out.
 struct ProbeOutcome {
@@ -65,6 +88,7 @@ struct ProbeOutcome {
   bool answered = false;
   int64_t rtt_ns = 0;          // network round trip, responder's delay removed (answered only)
   uint32_t flow_label = 0;     // the flow label / UDP source port it used
+  int64_t hold_ns = -1;        // the responder's hold (t3 - t2), answered only; -1: unknown
 };
 
 struct SeriesWindow {
@@ -74,9 +98,17 @@ struct SeriesWindow {
   uint64_t sent = 0;
   uint64_t lost = 0;
   double loss_ratio = 0;   // lost / sent
+  uint64_t slow = 0;       // answered, over kSlowFactor x the reference round trip
   int64_t p50_ns = -1;     // -1: nothing answered in the window
   int64_t p99_ns = -1;
+  int64_t hold_p99_ns = -1;  // the responder's hold; -1: none known in the window
   std::vector<uint32_t> lost_flow_labels;  // most recent first, at most kLostFlowLabels
+  // The decayed history before the window, rounded; zeros when no slot
+  // has left the window yet.
+  uint64_t hist_sent = 0;
+  uint64_t hist_lost = 0;  // at most hist_sent
+  uint64_t hist_slow = 0;  // at most hist_sent - hist_lost
+  int64_t reference_ns = -1;  // the reference round trip; -1: none learned yet
 };
 
 // Every series of a window added up: probes sent, lost and answered, and
@@ -98,8 +130,9 @@ class ResultWindows {
 
   // Counts one probe. INVALID_ARGUMENT for an empty peer, a DSCP over 63,
   // a negative time or round trip; RESOURCE_EXHAUSTED for a new series
-  // beyond max_keys. A probe sent before its slot's ring entry was reused
-  // (later than a whole window) is dropped and counted in late().
+  // beyond max_keys. A probe sent before its slot's ring entry was reused,
+  // or in a slot already folded into the history (later than a whole
+  // window), is dropped and counted in late().
   absl::Status Record(const ProbeOutcome& outcome);
 
   // Every series with a probe sent in the window ending at now_ns, sorted
@@ -111,8 +144,10 @@ class ResultWindows {
   // left out, so the probes counted were all sent after it).
   WindowTotals Totals(int64_t now_ns, int64_t since_ns) const;
 
-  // Removes the series with nothing in the window (a peer that left the
-  // pinglist frees its memory a window later). Returns how many went.
+  // Removes the series with no probe sent in the window nor in the
+  // kHistorySlots slots before it (one no longer probed, as a size class
+  // the path MTU no longer gives, frees its memory then; a pause shorter
+  // than that keeps its history). Returns how many went.
   size_t Expire(int64_t now_ns);
   // Removes every series of a peer at once.
   size_t Forget(std::string_view peer);
@@ -126,16 +161,30 @@ class ResultWindows {
     uint64_t sent = 0;
     uint64_t lost = 0;
     uint64_t answered = 0;
+    uint64_t slow = 0;
     std::vector<uint32_t> rtt_ns;  // saturating at 4.29 s
+    std::vector<uint8_t> hold;     // beside rtt_ns: HoldCode of the responder's hold, 0 unknown
+  };
+  // The decayed counts of the slots before `until` (an epoch), and the
+  // reference round trip they taught (0: none yet).
+  struct History {
+    int64_t until = 0;
+    double sent = 0, lost = 0, slow = 0;
+    double reference_ns = 0;
+    uint32_t reference_slots = 0;  // slots it was learned from, up to kReferenceSlots
   };
   struct Series {
     std::vector<Slot> slots;  // options_.slots, indexed by epoch % slots
     std::vector<std::pair<int64_t, uint32_t>> lost_labels;  // (epoch, label), newest last
+    History history;
   };
   explicit ResultWindows(const ResultWindowOptions& options);
   using Key = std::tuple<std::string, uint32_t, uint32_t>;  // peer, size, DSCP
-  void Sample(Slot& slot, int64_t rtt_ns) const;
+  void Sample(Slot& slot, int64_t rtt_ns, int64_t hold_ns) const;
   bool InWindow(int64_t epoch, int64_t now_epoch) const;
+  // The history advanced to the window ending at now_epoch: the ring's
+  // slots that left it since `history.until` folded in, in epoch order.
+  History Advanced(const Series& series, int64_t now_epoch) const;
   SeriesWindow Summarize(const Key& key, const Series& series, int64_t now_epoch) const;
 
   ResultWindowOptions options_;
@@ -144,7 +193,8 @@ class ResultWindows {
   uint64_t late_ = 0;
 };
 
-// A prober's snapshot as the localizer's windows: one PathWindow a series.
+// A prober's snapshot as the localizer's windows: one PathWindow a series,
+// with its slow count and history.
 std::vector<PathWindow> ToPathWindows(std::string_view prober, const std::vector<SeriesWindow>& snapshot);
 
 }  // namespace roced::mesh

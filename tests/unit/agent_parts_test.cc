@@ -654,6 +654,42 @@ TEST(MeshRuntime, AnInventoryWithoutThisNodeIsAProblemNamed) {
   EXPECT_EQ(r.peers_size(), 0);
 }
 
+// The host's own state in ListMeshResults and on /metrics: CPU pressure
+// over the threshold and an agent younger than the window make it busy,
+// each reason stated with its figures.
+TEST(MeshRuntime, SaysWhyTheHostIsBusy) {
+  Daemon agent(FixtureDaemonOptions());
+  const std::string self = agent.agent()->State().hostname();
+  const std::string dir = test_util::MakeTempDir("roced-mesh");
+  ASSERT_TRUE(util::WriteFileAtomic(dir + "/inventory", absl::StrCat(self, " 127.0.0.1:1 tor-x pod-1\n")).ok());
+  std::filesystem::create_directories(dir + "/pressure");
+  ASSERT_TRUE(
+      util::WriteFileAtomic(dir + "/pressure/cpu", "some avg10=73.20 avg60=20.00 avg300=5.00 total=1\n").ok());
+  MeshRuntimeOptions options;
+  options.inventory_path = dir + "/inventory";
+  options.procfs_root = dir;
+  auto registry = std::make_shared<prometheus::Registry>();
+  options.registry = registry.get();
+  MeshRuntime runtime(agent.agent(), nullptr, options);
+  runtime.Start();
+  absl::StatusOr<roced::v1::ListMeshResultsResponse> r = runtime.List({});
+  // The gauge is set by the membership loop's first turn.
+  prometheus::TextSerializer text;
+  std::string scraped;
+  for (int i = 0; i < 500 && !absl::StrContains(scraped, "roced_mesh_host_busy 1"); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    scraped = text.Serialize(registry->Collect());
+  }
+  runtime.Stop();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cpu_pressure(), 73.2);
+  EXPECT_THAT(r->host_busy(), testing::HasSubstr("CPU pressure 73% (some avg10)"));
+  EXPECT_THAT(r->host_busy(), testing::HasSubstr("s ago, within the 60 s window"));  // it just started
+  EXPECT_LT(util::FromProto(r->uptime()), absl::Seconds(60));
+  EXPECT_TRUE(r->has_max_loop_lag());
+  EXPECT_THAT(scraped, testing::HasSubstr("roced_mesh_host_busy 1"));
+}
+
 TEST(CpuPressure, SomeAvg10FromProcfsAndNothingWithoutPsi) {
   const std::string dir = test_util::MakeTempDir("roced-psi");
   std::filesystem::create_directories(dir + "/pressure");

@@ -1,10 +1,11 @@
 // The mesh prober without I/O: requests go only to peers with a known
 // endpoint, at the sizes of the rotation (the path-MTU class the smaller
 // MTU); the responder's reply matches its request and gives the network
-// round trip; replies that match nothing (another prober's, a duplicate,
-// a changed size) are dropped and counted; unanswered requests are lost
-// after the timeout, in the window they were sent in; a peer that leaves
-// the pinglist takes its pending state and results with it.
+// round trip and the responder's hold; replies that match nothing (another
+// prober's, a duplicate, a changed size) are dropped and counted;
+// unanswered requests are lost after the timeout, in the window they were
+// sent in; a peer that leaves the pinglist takes its pending state and
+// results with it.
 #include "mesh/prober.h"
 
 #include <gmock/gmock.h>
@@ -87,6 +88,10 @@ TEST(MeshProber, ReplyFromTheResponderGivesTheNetworkRoundTrip) {
   EXPECT_EQ(outcome->rtt_ns, 220'000);  // 250 us less the responder's 30 us
   EXPECT_EQ(reply->dscp, r.dscp);  // the reply keeps the request's class
   EXPECT_EQ(reply->flow_label, r.flow_label);
+  // The responder's hold goes to the results for the series' hold p99.
+  std::vector<SeriesWindow> snap = p.Snapshot(2 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(snap[0].hold_p99_ns), 30'000.0, 0.05 * 30'000);
   // The same reply again matches nothing.
   EXPECT_FALSE(p.OnReply(reply->bytes, 1 * kMs + 260'000, false).has_value());
   EXPECT_EQ(p.unmatched(), 1u);

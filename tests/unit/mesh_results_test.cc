@@ -1,12 +1,15 @@
 // The mesh's per-peer result windows: loss and round-trip quantiles exact
-// over what the window holds, slots leaving the window whole, the bounds
-// refusing what would not fit, and sampled slots weighted by what they
-// stand for.
+// over what the window holds, slots leaving the window whole into a
+// decayed history (also when no probe came since to fold them), slow
+// answers against the reference round trip the slots that left taught,
+// the responder's hold p99, the bounds refusing what would not fit, and
+// sampled slots weighted by what they stand for.
 #include "mesh/results.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -111,7 +114,10 @@ TEST(MeshResults, SlotsLeaveTheWindowWholeAndExpireFreesTheSeries) {
 
   EXPECT_EQ(w.Expire(89 * kS), 0u);  // [30, 40) is still in [30, 90)
   EXPECT_TRUE(w.Snapshot(100 * kS).empty());
-  EXPECT_EQ(w.Expire(100 * kS), 1u);
+  // Out of the window, the series stays for its history's 60 slots more.
+  EXPECT_EQ(w.Expire(100 * kS), 0u);
+  EXPECT_EQ(w.Expire(689 * kS), 0u);
+  EXPECT_EQ(w.Expire(690 * kS), 1u);
   EXPECT_EQ(w.series(), 0u);
 }
 
@@ -125,6 +131,133 @@ TEST(MeshResults, TheRingReusesASlotAndDropsWhatComesTooLate) {
   ASSERT_EQ(snap.size(), 1u);
   EXPECT_EQ(snap[0].sent, 1u);
   EXPECT_EQ(snap[0].lost, 0u);
+}
+
+// The decay of the history over n slots, as results.h defines it.
+double D(int n) { return std::pow(1.0 - 1.0 / kHistorySlots, n); }
+
+ProbeOutcome Held(int64_t sent_ns, int64_t hold_ns) {
+  ProbeOutcome o = Answered("node2", sent_ns, 10 * kUs);
+  o.hold_ns = hold_ns;
+  return o;
+}
+
+TEST(MeshResults, SlotsThatLeftTheWindowCountInTheDecayedHistory) {
+  ResultWindows w = Make();  // 60 s of six 10 s slots
+  // Slot [0, 10): 100 sent, 10 lost; slot [10, 20): 50 sent; one at 55 s.
+  for (int i = 0; i < 90; ++i) ASSERT_TRUE(w.Record(Answered("node2", i * kS / 10, 10 * kUs)).ok());
+  for (uint32_t i = 0; i < 10; ++i) ASSERT_TRUE(w.Record(Lost("node2", 9 * kS, i)).ok());
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(w.Record(Answered("node2", 10 * kS + i * kS / 10, 10 * kUs)).ok());
+  ASSERT_TRUE(w.Record(Answered("node2", 55 * kS, 10 * kUs)).ok());
+  std::vector<SeriesWindow> snap = w.Snapshot(59 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 151u);
+  EXPECT_EQ(snap[0].hist_sent, 0u);  // nothing has left the window yet
+
+  // At 75 s the window is [20, 80): both slots left it, and no probe came
+  // to reuse their ring entries; the snapshot folds them all the same.
+  snap = w.Snapshot(75 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 1u);
+  EXPECT_EQ(snap[0].hist_sent, static_cast<uint64_t>(std::llround(100 * D(1) + 50)));  // 148
+  EXPECT_EQ(snap[0].hist_lost, static_cast<uint64_t>(std::llround(10 * D(1))));       // 10
+  EXPECT_EQ(snap[0].hist_slow, 0u);
+  // A probe at 71 s reuses the ring entry of [10, 20): the same history.
+  ASSERT_TRUE(w.Record(Answered("node2", 71 * kS, 10 * kUs)).ok());
+  snap = w.Snapshot(75 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 2u);
+  EXPECT_EQ(snap[0].hist_sent, 148u);
+
+  // At 125 s ([70, 130)): the slot of 55 s has left too, and each slot
+  // weighs d a slot after it (d = 1 - 1/60): [0, 10) d^6, [10, 20) d^5,
+  // [50, 60) d.
+  snap = w.Snapshot(125 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].sent, 1u);
+  const double hist = 100 * D(6) + 50 * D(5) + 1 * D(1);
+  EXPECT_EQ(snap[0].hist_sent, static_cast<uint64_t>(std::llround(hist)));
+  EXPECT_EQ(snap[0].hist_lost, static_cast<uint64_t>(std::llround(10 * D(6))));
+  // The history decays, never grows, with time alone.
+  EXPECT_LT(snap[0].hist_sent, 148u);
+}
+
+TEST(MeshResults, AProbeOfASlotTheHistoryHoldsComesTooLate) {
+  ResultWindows w = Make();
+  ASSERT_TRUE(w.Record(Answered("node2", 5 * kS, 10 * kUs)).ok());   // slot [0, 10)
+  ASSERT_TRUE(w.Record(Answered("node2", 80 * kS, 10 * kUs)).ok());  // window [30, 90): [0, 30) folded
+  // [10, 20)'s ring entry was never used, but the history holds its slot.
+  ASSERT_TRUE(w.Record(Lost("node2", 15 * kS, 1)).ok());
+  EXPECT_EQ(w.late(), 1u);
+  std::vector<SeriesWindow> snap = w.Snapshot(81 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].lost, 0u);
+  EXPECT_EQ(snap[0].hist_sent, 1u);
+  EXPECT_EQ(snap[0].hist_lost, 0u);
+}
+
+TEST(MeshResults, AnswersOverFourTimesTheLearnedReferenceAreSlow) {
+  ResultWindows w = Make();
+  // Slot [0, 10): 20 answers of 100 us and one of 1 ms. No reference yet:
+  // nothing is slow.
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(w.Record(Answered("node2", i * kS / 4, 100 * kUs)).ok());
+  ASSERT_TRUE(w.Record(Answered("node2", 6 * kS, 1000 * kUs)).ok());
+  std::vector<SeriesWindow> snap = w.Snapshot(9 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].slow, 0u);
+  EXPECT_EQ(snap[0].reference_ns, -1);
+
+  // Slot [60, 70): the first slot left the window and taught its p50,
+  // 100 us. 10 answers of 500 us are slow, 10 of 300 us and a loss are not.
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(w.Record(Answered("node2", 60 * kS + i * kS / 2, 500 * kUs)).ok());
+    ASSERT_TRUE(w.Record(Answered("node2", 60 * kS + i * kS / 2, 300 * kUs)).ok());
+  }
+  ASSERT_TRUE(w.Record(Lost("node2", 61 * kS, 1)).ok());
+  snap = w.Snapshot(65 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].reference_ns, 100 * kUs);
+  EXPECT_EQ(snap[0].sent, 21u);
+  EXPECT_EQ(snap[0].lost, 1u);
+  EXPECT_EQ(snap[0].slow, 10u);
+  EXPECT_EQ(snap[0].hist_sent, 21u);
+  EXPECT_EQ(snap[0].hist_slow, 0u);
+  const std::vector<PathWindow> path = ToPathWindows("node1", snap);
+  ASSERT_EQ(path.size(), 1u);
+  EXPECT_EQ(path[0].slow, 10u);
+  EXPECT_EQ(path[0].hist_sent, 21u);
+  EXPECT_EQ(path[0].hist_lost, 0u);
+
+  // When that slot leaves in turn, the reference is the mean of the two
+  // slots' p50s (100 and 300 us), and its slow answers are history.
+  ASSERT_TRUE(w.Record(Answered("node2", 125 * kS, 100 * kUs)).ok());
+  snap = w.Snapshot(125 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].reference_ns, 200 * kUs);
+  EXPECT_EQ(snap[0].hist_slow, static_cast<uint64_t>(std::llround(10 * D(0))));
+  EXPECT_EQ(snap[0].hist_lost, 1u);
+}
+
+TEST(MeshResults, TheRespondersHoldP99IsKeptWithinTenPercent) {
+  ResultWindows w = Make();
+  ASSERT_TRUE(w.Record(Held(kS, -1)).ok());
+  std::vector<SeriesWindow> snap = w.Snapshot(2 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].hold_p99_ns, -1);  // none known
+
+  // 95 answers held 20 us, 5 held 200 ms: the p99 is 200 ms.
+  for (int i = 0; i < 95; ++i) ASSERT_TRUE(w.Record(Held(kS + i, 20 * kUs)).ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(w.Record(Held(2 * kS + i, 200 * 1000 * kUs)).ok());
+  snap = w.Snapshot(3 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(snap[0].hold_p99_ns), 200e6, 0.05 * 200e6);
+  EXPECT_EQ(snap[0].p99_ns, 10 * kUs);  // the round trip is the network's alone
+
+  // The hold leaves with its slot.
+  ASSERT_TRUE(w.Record(Held(61 * kS, 30 * kUs)).ok());
+  snap = w.Snapshot(61 * kS);
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(snap[0].hold_p99_ns), 30e3, 0.05 * 30e3);
 }
 
 TEST(MeshResults, SeriesAreSortedByPeerSizeAndDscp) {

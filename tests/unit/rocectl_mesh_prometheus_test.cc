@@ -2,7 +2,8 @@
 // Prometheus's /api/v1/query (instant vectors, as JSON) for four agents
 // under two ToRs, one of them dead -> the members (the agents, a stand-in
 // per ToR), the per-agent series with the far end as its ToR, and the
-// report naming the dead host; error answers and bad URLs refused naming
+// report naming the dead host's RNIC; an agent whose roced_mesh_host_busy
+// was 1 answers as busy, and is the host finding; error answers and bad URLs refused naming
 // what; the HTTP GET against a server on loopback: the request line it
 // sends, an answer whole, one too large, one that never comes; the TCP
 // connect under it (util/tcp.h): by IPv4, IPv6 and name, refused, and one
@@ -51,6 +52,7 @@ std::string Sample(const std::string& labels, double value) {
 // host of the other ToR; n1 and n3 happen to probe n4 (counted under tor2).
 struct FourAgents {
   std::string info, sent, lost, p99;
+  std::string busy = Vector({});
 };
 FourAgents DeadN4() {
   FourAgents f;
@@ -91,7 +93,7 @@ FourAgents DeadN4() {
 TEST(MeshPrometheus, ADeadHostIsNamedFromTheRecordedSeries) {
   const FourAgents f = DeadN4();
   absl::StatusOr<MeshFromPrometheus> from = MeshFromPrometheusAnswers(Parse(f.info), Parse(f.sent), Parse(f.lost),
-                                                                     Parse(f.p99), absl::Seconds(60));
+                                                                     Parse(f.p99), Parse(f.busy), absl::Seconds(60));
   ASSERT_TRUE(from.ok()) << from.status();
   std::vector<std::string> names;
   for (const mesh::Member& m : from->members) names.push_back(absl::StrCat(m.name, m.stands_for_tor ? "!" : ""));
@@ -114,11 +116,31 @@ TEST(MeshPrometheus, ADeadHostIsNamedFromTheRecordedSeries) {
       BuildMeshReport(from->members, from->answers, mesh::LocalizeOptions{});
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_GE(report->suspects_size(), 1) << report->DebugString();
-  EXPECT_EQ(report->suspects(0).kind(), "host");
+  EXPECT_EQ(report->suspects(0).kind(), "rnic");
   EXPECT_EQ(report->suspects(0).component(), "n4");
   EXPECT_EQ(report->suspects_size(), 1) << report->DebugString();
   EXPECT_EQ(report->series_skipped(), 0u);
   EXPECT_EQ(report->agents_answered(), 4u);
+}
+
+// n4's agent said its host was busy within the window (say, CPU starved):
+// its answer carries that, and the finding on n4 is the host, not its RNIC.
+TEST(MeshPrometheus, AHostBusyInTheWindowIsTheHostFinding) {
+  FourAgents f = DeadN4();
+  f.busy = Vector({Sample(R"("instance":"10.0.0.4:9471")", 1), Sample(R"("instance":"10.0.0.2:9471")", 0)});
+  absl::StatusOr<MeshFromPrometheus> from = MeshFromPrometheusAnswers(Parse(f.info), Parse(f.sent), Parse(f.lost),
+                                                                     Parse(f.p99), Parse(f.busy), absl::Seconds(60));
+  ASSERT_TRUE(from.ok()) << from.status();
+  ASSERT_EQ(from->answers.size(), 4u);
+  EXPECT_EQ(from->answers[1].response->host_busy(), "");
+  EXPECT_THAT(from->answers[3].response->host_busy(), HasSubstr("roced_mesh_host_busy was 1 within the last 1m"));
+  absl::StatusOr<roced::v1::MeshReport> report =
+      BuildMeshReport(from->members, from->answers, mesh::LocalizeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_GE(report->suspects_size(), 1) << report->DebugString();
+  EXPECT_EQ(report->suspects(0).kind(), "host");
+  EXPECT_EQ(report->suspects(0).component(), "n4");
+  EXPECT_THAT(report->suspects(0).host_reason(), HasSubstr("roced_mesh_host_busy"));
 }
 
 TEST(MeshPrometheus, SeriesWithoutInfoOrReadableLabelsAreSetAside) {
@@ -129,7 +151,7 @@ TEST(MeshPrometheus, SeriesWithoutInfoOrReadableLabelsAreSetAside) {
       R"("instance":"10.0.0.1:9471","tor":"tor1","peer_tor":"tor2","peer":"","size":"x","dscp":"26")", 10);
   f.sent = f.sent.substr(0, f.sent.size() - 3) + "," + extra + "," + bad + "]}}";
   absl::StatusOr<MeshFromPrometheus> from = MeshFromPrometheusAnswers(Parse(f.info), Parse(f.sent), Parse(f.lost),
-                                                                     Parse(f.p99), absl::Seconds(60));
+                                                                     Parse(f.p99), Parse(f.busy), absl::Seconds(60));
   ASSERT_TRUE(from.ok()) << from.status();
   EXPECT_EQ(from->series_unreadable, 1u);
   ASSERT_EQ(from->answers.size(), 5u);
@@ -150,7 +172,8 @@ TEST(MeshPrometheus, ErrorAnswersAreRefusedNamingWhat) {
   EXPECT_EQ(e.status().code(), absl::StatusCode::kDataLoss);
   const PrometheusQueryResponse matrix = Parse(R"({"status":"success","data":{"resultType":"matrix","result":[]}})");
   const PrometheusQueryResponse empty = Parse(Vector({}));
-  absl::StatusOr<MeshFromPrometheus> m = MeshFromPrometheusAnswers(empty, matrix, empty, empty, absl::Seconds(60));
+  absl::StatusOr<MeshFromPrometheus> m =
+      MeshFromPrometheusAnswers(empty, matrix, empty, empty, empty, absl::Seconds(60));
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("probes sent: resultType \"matrix\""));
 }
@@ -161,6 +184,7 @@ TEST(MeshPrometheus, QueriesCarryTheWindow) {
   EXPECT_THAT(q.lost, HasSubstr("increase(roced_mesh_probes_lost_total[120s])"));
   EXPECT_THAT(q.p99, HasSubstr("rate(roced_mesh_rtt_seconds_bucket[120s])"));
   EXPECT_THAT(q.info, HasSubstr("roced_mesh_info"));
+  EXPECT_THAT(q.busy, HasSubstr("max_over_time(roced_mesh_host_busy[120s])"));
 }
 
 TEST(HttpUrl, ParsedOrRefusedNamingTheFlag) {

@@ -210,8 +210,8 @@ CommandRun BindMesh(util::ArgParser* parser) {
   parser->AddDuration("window", &flags->window, "DURATION",
                       "mesh --prometheus: the window the counts are taken over (10s to 24h).");
   parser->AddString("baseline-loss", &flags->baseline_loss, "P",
-                    "mesh: the loss rate of a healthy path the suspects are judged against (default "
-                    "1e-4; 1e-9 to 0.1).");
+                    "mesh: an optional floor under the reference rate each scope is judged against (its "
+                    "peers' now and its own history's): default none; 1e-9 to 0.1.");
   return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
     return RunMesh(ctx, *flags, args);
   };

@@ -47,6 +47,31 @@ std::vector<mesh::Member> Membership(std::vector<mesh::Member> members, const st
   return members;
 }
 
+// A peer whose answers its probers saw held this long (p99) is marked.
+constexpr absl::Duration kHeldLong = absl::Milliseconds(100);
+
+// The hosts whose findings are of kind "host": those whose agent says they
+// are busy, then the peers whose answers a prober saw held long (a host's
+// first mark stays). A name that is not a member, or a ToR's stand-in, is
+// not marked.
+void MarkHosts(const std::vector<MeshAnswer>& answers, mesh::Observations* obs) {
+  for (const MeshAnswer& a : answers) {
+    if (!a.response.has_value() || a.response->host_busy().empty()) continue;
+    obs->MarkHost(a.response->node_name(), a.response->host_busy()).IgnoreError();
+  }
+  for (const MeshAnswer& a : answers) {
+    if (!a.response.has_value()) continue;
+    for (const roced::v1::MeshSeries& s : a.response->series()) {
+      if (!s.has_responder_hold_p99()) continue;
+      const absl::Duration held = util::FromProto(s.responder_hold_p99());
+      if (held <= kHeldLong) continue;
+      obs->MarkHost(s.peer(), absl::StrFormat("answers held p99 %.0f ms, seen by %s", absl::ToDoubleMilliseconds(held),
+                                              a.response->node_name()))
+          .IgnoreError();
+    }
+  }
+}
+
 void AddSuspects(const mesh::Localization& loc, roced::v1::MeshReport* report) {
   for (const mesh::Suspect& s : loc.suspects) {
     roced::v1::MeshSuspect* out = report->add_suspects();
@@ -62,6 +87,9 @@ void AddSuspects(const mesh::Localization& loc, roced::v1::MeshReport* report) {
     out->set_parts_lossy(s.parts_lossy);
     out->set_parts_total(s.parts_total);
     out->set_evidence(s.evidence);
+    out->set_symptom(mesh::SymptomName(s.symptom));
+    out->set_reference(s.reference);
+    out->set_host_reason(s.host_reason);
   }
 }
 
@@ -94,13 +122,23 @@ absl::StatusOr<roced::v1::MeshReport> BuildMeshReport(std::vector<mesh::Member> 
   report.set_baseline_loss(options.baseline_loss);
   AddAgents(answers, &report);
   mesh::Observations obs(Membership(std::move(members), answers));
+  MarkHosts(answers, &obs);
   std::map<std::pair<uint32_t, uint32_t>, int64_t> worst_p99;  // by (from ToR, to ToR) index
   uint32_t skipped = 0;
   for (const MeshAnswer& a : answers) {
     if (!a.response.has_value()) continue;
     const std::string& prober = a.response->node_name();
     for (const roced::v1::MeshSeries& s : a.response->series()) {
-      mesh::PathWindow w{prober, s.peer(), s.size_bytes(), s.dscp(), s.sent(), s.lost()};
+      const mesh::PathWindow w{.prober = prober,
+                               .target = s.peer(),
+                               .size_bytes = s.size_bytes(),
+                               .dscp = s.dscp(),
+                               .sent = s.sent(),
+                               .lost = s.lost(),
+                               .slow = s.slow(),
+                               .hist_sent = s.hist_sent(),
+                               .hist_lost = s.hist_lost(),
+                               .hist_slow = s.hist_slow()};
       if (!obs.Add(w).ok()) {
         ++skipped;
         continue;
@@ -115,6 +153,7 @@ absl::StatusOr<roced::v1::MeshReport> BuildMeshReport(std::vector<mesh::Member> 
   if (!loc.ok()) return loc.status();
   report.set_sent(loc->sent);
   report.set_lost(loc->lost);
+  report.set_slow(loc->slow);
   AddSuspects(*loc, &report);
   for (const mesh::TorCell& c : mesh::TorMatrix(obs)) {
     roced::v1::MeshMatrixCell* cell = report.add_matrix();
@@ -194,7 +233,8 @@ std::string SuspectsText(const roced::v1::MeshReport& r) {
   if (r.agents_answered() == 0) return "No data: no agent answered, so there is nothing to judge.\n";
   if (r.sent() == 0) return "No data: the agents that answered have sent no mesh probes yet.\n";
   if (r.suspects().empty()) {
-    return absl::StrFormat("No suspects: every scope is within the baseline loss (%g).\n", r.baseline_loss());
+    return absl::StrCat("No suspects: every scope is in line with its peers and its history",
+                        r.baseline_loss() > 0 ? absl::StrFormat(" (floor %g)", r.baseline_loss()) : "", ".\n");
   }
   std::string out = "Suspects (most significant first):\n";
   int n = 0;
@@ -202,20 +242,26 @@ std::string SuspectsText(const roced::v1::MeshReport& r) {
     std::string what = absl::StrCat(s.kind(), s.component().empty() ? "" : " " + s.component());
     if (s.has_size_bytes()) absl::StrAppend(&what, ", probes of ", s.size_bytes(), " B");
     if (s.has_dscp()) absl::StrAppend(&what, ", DSCP ", s.dscp());
-    absl::StrAppend(&out, absl::StrFormat("  %d. %-40s lost %d/%d (%s), confidence %.2f\n", ++n, what, s.lost(),
-                                          s.sent(), Percent(s.lost(), s.sent()), s.confidence()));
+    // A latency suspect counts the probes answered, and those answered late.
+    const std::string counts =
+        s.symptom() == "latency"
+            ? absl::StrFormat("slow %d/%d answered (%s)", s.lost(), s.sent(), Percent(s.lost(), s.sent()))
+            : absl::StrFormat("lost %d/%d (%s)", s.lost(), s.sent(), Percent(s.lost(), s.sent()));
+    absl::StrAppend(&out, absl::StrFormat("  %d. %-40s %s, reference %.2g%%, confidence %.2f\n", ++n, what, counts,
+                                          100 * s.reference(), s.confidence()));
+    if (!s.host_reason().empty()) absl::StrAppend(&out, "     host: ", s.host_reason(), "\n");
     if (!s.evidence().empty()) absl::StrAppend(&out, "     ", s.evidence(), "\n");
   }
   return out;
 }
 
 std::string SeriesTable(const roced::v1::ListMeshResultsResponse& r) {
-  std::string out = absl::StrFormat("%-20s %-12s %6s %4s %8s %6s %8s %9s %9s  %s\n", "PEER", "TOR", "SIZE", "DSCP",
-                                    "SENT", "LOST", "LOSS", "P50", "P99", "LOST SOURCE PORTS");
+  std::string out = absl::StrFormat("%-20s %-12s %6s %4s %8s %6s %8s %6s %9s %9s  %s\n", "PEER", "TOR", "SIZE",
+                                    "DSCP", "SENT", "LOST", "LOSS", "SLOW", "P50", "P99", "LOST SOURCE PORTS");
   for (const roced::v1::MeshSeries& s : r.series()) {
-    absl::StrAppend(&out, absl::StrFormat("%-20s %-12s %6d %4d %8d %6d %8s %9s %9s  %s\n", s.peer(), s.peer_tor(),
+    absl::StrAppend(&out, absl::StrFormat("%-20s %-12s %6d %4d %8d %6d %8s %6d %9s %9s  %s\n", s.peer(), s.peer_tor(),
                                           s.size_bytes(), s.dscp(), s.sent(), s.lost(), Percent(s.lost(), s.sent()),
-                                          s.has_rtt_p50() ? Millis(s.rtt_p50()) : "-",
+                                          s.slow(), s.has_rtt_p50() ? Millis(s.rtt_p50()) : "-",
                                           s.has_rtt_p99() ? Millis(s.rtt_p99()) : "-",
                                           absl::StrJoin(s.lost_source_ports(), " ")));
   }
@@ -234,7 +280,8 @@ std::string MeshTable(const roced::v1::MeshReport& r) {
     absl::StrAppend(&out, "; window ", absl::FormatDuration(util::FromProto(first.window())), ", clock ",
                     first.clock());
   }
-  absl::StrAppend(&out, "; ", r.sent(), " probes, ", r.lost(), " lost (", Percent(r.lost(), r.sent()), ")\n");
+  absl::StrAppend(&out, "; ", r.sent(), " probes, ", r.lost(), " lost (", Percent(r.lost(), r.sent()), ")",
+                  r.slow() > 0 ? absl::StrCat(", ", r.slow(), " slow") : "", "\n");
   for (const roced::v1::MeshAgentAnswer& a : r.agents()) {
     if (!a.answered()) absl::StrAppend(&out, "no answer: ", a.name(), " (", a.address(), "): ", a.error(), "\n");
     if (!a.problem().empty()) absl::StrAppend(&out, "problem: ", a.name(), ": ", a.problem(), "\n");

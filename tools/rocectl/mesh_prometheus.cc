@@ -63,6 +63,7 @@ PrometheusMeshQueries MeshQueries(absl::Duration window) {
                         "))");
   q.p99 = absl::StrCat(
       "histogram_quantile(0.99, sum by (instance, peer_tor, peer, le) (rate(roced_mesh_rtt_seconds_bucket", w, ")))");
+  q.busy = absl::StrCat("max by (instance) (max_over_time(roced_mesh_host_busy", w, "))");
   return q;
 }
 
@@ -80,16 +81,21 @@ std::optional<SeriesKey> KeyOf(const PrometheusSample& s) {
   return SeriesKey{Label(s, "instance"), Label(s, "peer_tor"), Label(s, "peer"), size, dscp};
 }
 
-// What the four answers hold, indexed.
+// What the five answers hold, indexed.
 struct Indexed {
   std::map<std::string, Agent> agents;  // by instance
   std::map<SeriesKey, double> lost;
   std::map<std::tuple<std::string, std::string, std::string>, double> p99;  // (instance, peer_tor, peer)
+  std::set<std::string> busy;  // instances whose host was busy in the window
 };
 
 Indexed Index(const PrometheusQueryResponse& info, const PrometheusQueryResponse& lost,
-              const PrometheusQueryResponse& p99) {
+              const PrometheusQueryResponse& p99, const PrometheusQueryResponse& busy) {
   Indexed x;
+  for (const PrometheusSample& s : busy.data().result()) {
+    std::optional<double> v = Value(s);
+    if (v.has_value() && *v > 0) x.busy.insert(Label(s, "instance"));
+  }
   for (const PrometheusSample& s : info.data().result()) {
     const std::string node = Label(s, "node");
     if (!node.empty()) x.agents[Label(s, "instance")] = {node, Label(s, "tor"), Label(s, "pod")};
@@ -158,14 +164,16 @@ absl::StatusOr<MeshFromPrometheus> MeshFromPrometheusAnswers(const PrometheusQue
                                                             const PrometheusQueryResponse& sent,
                                                             const PrometheusQueryResponse& lost,
                                                             const PrometheusQueryResponse& p99,
+                                                            const PrometheusQueryResponse& busy,
                                                             absl::Duration window) {
   for (const auto& [what, r] : {std::pair<const char*, const PrometheusQueryResponse*>{"roced_mesh_info", &info},
                                 {"probes sent", &sent},
                                 {"probes lost", &lost},
-                                {"round-trip p99", &p99}}) {
+                                {"round-trip p99", &p99},
+                                {"host busy", &busy}}) {
     if (absl::Status s = CheckVector(what, *r); !s.ok()) return s;
   }
-  const Indexed x = Index(info, lost, p99);
+  const Indexed x = Index(info, lost, p99, busy);
   Series series = ReadSeries(sent, x);
   MeshFromPrometheus out;
   out.series_unreadable = series.unreadable;
@@ -184,6 +192,10 @@ absl::StatusOr<MeshFromPrometheus> MeshFromPrometheusAnswers(const PrometheusQue
     answer.response->set_tor(a.tor);
     answer.response->set_pod(a.pod);
     *answer.response->mutable_window() = util::ToProto(window);
+    if (x.busy.contains(instance)) {
+      answer.response->set_host_busy(absl::StrCat("roced_mesh_host_busy was 1 within the last ",
+                                                  absl::FormatDuration(window), " (ListMeshResults says why)"));
+    }
     out.answers.push_back(std::move(answer));
   }
   for (const std::string& instance : series.no_info) {
@@ -213,9 +225,9 @@ absl::StatusOr<PrometheusQueryResponse> ParsePrometheusAnswer(const std::string&
 absl::StatusOr<MeshFromPrometheus> QueryPrometheusMesh(const util::HttpUrl& url, absl::Duration window,
                                                        absl::Duration timeout) {
   const PrometheusMeshQueries q = MeshQueries(window);
-  PrometheusQueryResponse answers[4];
-  const std::string* queries[4] = {&q.info, &q.sent, &q.lost, &q.p99};
-  for (int i = 0; i < 4; ++i) {
+  PrometheusQueryResponse answers[5];
+  const std::string* queries[5] = {&q.info, &q.sent, &q.lost, &q.p99, &q.busy};
+  for (int i = 0; i < 5; ++i) {
     absl::StatusOr<util::HttpResponse> got =
         util::HttpGet(url, "/api/v1/query?query=" + util::UrlEncode(*queries[i]), timeout, kMaxPrometheusAnswerBytes);
     if (!got.ok()) return got.status();
@@ -223,7 +235,7 @@ absl::StatusOr<MeshFromPrometheus> QueryPrometheusMesh(const util::HttpUrl& url,
     if (!parsed.ok()) return parsed.status();
     answers[i] = *std::move(parsed);
   }
-  return MeshFromPrometheusAnswers(answers[0], answers[1], answers[2], answers[3], window);
+  return MeshFromPrometheusAnswers(answers[0], answers[1], answers[2], answers[3], answers[4], window);
 }
 
 }  // namespace roced::ctl

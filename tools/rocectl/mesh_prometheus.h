@@ -6,13 +6,17 @@
 // that stands for its hosts (mesh::TorStandIn). Under a ToR the peer is
 // named, as in the agents' own answers.
 //
-// Four instant queries over the window W (increase() of the counters,
+// Five instant queries over the window W (increase() of the counters,
 // so the counts are Prometheus's extrapolation, rounded):
 //   max by (instance, node, tor, pod) (roced_mesh_info)
 //   sum by (instance, tor, peer_tor, peer, size, dscp) (increase(roced_mesh_probes_sent_total[W]))
 //   the same for roced_mesh_probes_lost_total
 //   histogram_quantile(0.99, sum by (instance, peer_tor, peer, le) (rate(roced_mesh_rtt_seconds_bucket[W])))
-// roced_mesh_info names the prober behind each scrape target (instance).
+//   max by (instance) (max_over_time(roced_mesh_host_busy[W]))
+// roced_mesh_info names the prober behind each scrape target (instance);
+// an agent whose roced_mesh_host_busy was 1 in the window answers as busy
+// (host_busy), so that its host is marked. The series keep no history nor
+// slow counts: the scopes are judged against their peers only.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +39,7 @@ inline constexpr absl::Duration kMaxPrometheusWindow = absl::Hours(24);
 inline constexpr size_t kMaxPrometheusAnswerBytes = size_t{64} << 20;
 
 struct PrometheusMeshQueries {
-  std::string info, sent, lost, p99;
+  std::string info, sent, lost, p99, busy;
 };
 PrometheusMeshQueries MeshQueries(absl::Duration window);
 
@@ -50,12 +54,13 @@ struct MeshFromPrometheus {
   uint32_t series_unreadable = 0;
 };
 
-// Pure: the four answers (already parsed) in. INVALID_ARGUMENT when one
+// Pure: the five answers (already parsed) in. INVALID_ARGUMENT when one
 // of them is not a successful instant vector, naming which.
 absl::StatusOr<MeshFromPrometheus> MeshFromPrometheusAnswers(const roced::v1::PrometheusQueryResponse& info,
                                                             const roced::v1::PrometheusQueryResponse& sent,
                                                             const roced::v1::PrometheusQueryResponse& lost,
                                                             const roced::v1::PrometheusQueryResponse& p99,
+                                                            const roced::v1::PrometheusQueryResponse& busy,
                                                             absl::Duration window);
 
 // A /api/v1/query answer's body parsed, or why not (the server's own
@@ -63,7 +68,7 @@ absl::StatusOr<MeshFromPrometheus> MeshFromPrometheusAnswers(const roced::v1::Pr
 absl::StatusOr<roced::v1::PrometheusQueryResponse> ParsePrometheusAnswer(const std::string& what, int http_status,
                                                                          const std::string& body);
 
-// The four queries sent to `url` within `timeout` each, converted.
+// The five queries sent to `url` within `timeout` each, converted.
 absl::StatusOr<MeshFromPrometheus> QueryPrometheusMesh(const util::HttpUrl& url, absl::Duration window,
                                                        absl::Duration timeout);
 

@@ -5,8 +5,10 @@
 # namespace. Sourced after probe_lib.sh (NS, tmp set by the test).
 
 # mesh_agents_on INVENTORY: writes the inventory and restarts every agent
-# with --mesh-inventory, the three at once (each restart waits for its
-# agent to answer).
+# with --mesh-inventory (and --mesh-window MESH_WINDOW seconds when the
+# test sets it; else the default 60 s), the three at once (each restart
+# waits for its agent to answer). MESH_AGENTS_UP: when they were up
+# ($SECONDS).
 mesh_agents_on() {
   local inventory=$1 i n
   for i in 1 2 3; do
@@ -14,9 +16,18 @@ mesh_agents_on() {
   done >"$inventory"
   for n in node1 node2 node3; do
     cp "$inventory" "$("$LAB" logdir "$n")/mesh.txt"
-    echo "--mesh-inventory /lab/mesh.txt" >"$("$LAB" logdir "$n")/roced.args"
+    echo "--mesh-inventory /lab/mesh.txt${MESH_WINDOW:+ --mesh-window ${MESH_WINDOW}s}" >"$("$LAB" logdir "$n")/roced.args"
   done
   mesh_restart_all || fail "$MESH_RESTART_FAILED: roced did not restart with the mesh"
+  MESH_AGENTS_UP=$SECONDS
+}
+
+# mesh_await_window: waits until the agents are older than their window
+# (2 s to spare): within it an agent says its host is busy (it just
+# started), and `rocectl mesh` would name the host, not its RNIC.
+mesh_await_window() {
+  local left=$((MESH_AGENTS_UP + ${MESH_WINDOW:-60} + 2 - SECONDS))
+  ((left <= 0)) || sleep "$left"
 }
 
 # mesh_restart_all: `lab agent restart` of the three nodes at once; fails

@@ -6,13 +6,24 @@
 # a 20 s window. Four faults, one at a time; for each, `rocectl mesh
 # --targets` over the six agents must name the right component as its first
 # suspect within 30 s, and no suspect once it is cleared (a window later):
-#   1. 20% loss on node3's link (its RNIC)            -> host node3
+#   1. 20% loss on node3's link (its RNIC)            -> rnic node3
 #   2. 20% loss on the link tor1 - spine1 (a ToR port) -> tor_uplinks tor1
 #   3. spine1 drops RoCE packets of 1 KiB and more     -> fabric, size 1024
 #   4. spine2 drops DSCP 26                            -> fabric, DSCP 26
 # A real Prometheus scrapes the six agents with the shipped mesh rules: the
 # ToR-pair loss alert must fire for tor1 and tor2 during fault 2, and
-# `rocectl mesh --prometheus` over its series must name each fault too.
+# `rocectl mesh --prometheus` over its series must name each of the four too.
+# Then two more, judged from the agents' own views only (the Prometheus
+# view has no history, and a starved agent's scrapes come late), each
+# cleared until no suspect is left (60 s at most):
+#   5. 0.5% loss on every node's link, left on for 30 s (a window and
+#      three slots: the agents' histories hold it), then 10% on node6's:
+#      `rocectl mesh` names rnic node6 and nothing else within 60 s. About
+#      90 s (at most 165).
+#   6. node5 starved of CPU in its guest (a SCHED_FIFO busy loop per vCPU;
+#      the kernel leaves the rest 5% of each second): the first suspect is
+#      host node5 (its agent says why: CPU pressure, a stalled loop) within
+#      60 s. About 60 s (at most 130).
 # Its own lab (LAB_NAME roced-lab-routed), brought up and down here.
 export LAB_NAME=roced-lab-routed
 export LAB_RUN=/run/$LAB_NAME
@@ -52,7 +63,8 @@ mesh_prometheus() {
   ip netns exec "$NS" "$ROCECTL_BIN" --timeout 10s -o json mesh --prometheus http://127.0.0.1:9090 --window 30s 2>/dev/null
 }
 # first_suspect: "KIND COMPONENT SIZE DSCP" of the first suspect ("none").
-# SUSPECT_OF=prometheus: from mesh_prometheus.
+# SUSPECT_OF=prometheus: from mesh_prometheus. ALL_SUSPECTS=1: every
+# suspect, "; "-joined.
 first_suspect() {
   local out
   if [[ ${SUSPECT_OF:-} == prometheus ]]; then out=$(mesh_prometheus) || true; else out=$(mesh) || true; fi
@@ -64,8 +76,9 @@ except ValueError:
     print("error"); sys.exit()
 s = j.get("suspects") or []
 if not s: print("none"); sys.exit()
-f = s[0]
-print(f.get("kind"), f.get("component") or "-", f.get("sizeBytes", f.get("size_bytes", "-")), f.get("dscp", "-"))' "$out"
+line = lambda f: " ".join(str(v) for v in (f.get("kind"), f.get("component") or "-",
+                                            f.get("sizeBytes", f.get("size_bytes", "-")), f.get("dscp", "-")))
+print("; ".join(line(f) for f in (s if sys.argv[2] == "1" else s[:1])))' "$out" "${ALL_SUSPECTS:-0}"
 }
 # wait_for WANT SECONDS: polls until the first suspect starts with WANT.
 wait_for() {
@@ -179,10 +192,50 @@ fault() { # NAME WANT INJECT CLEAR [WHILE_ON]
   t=$(wait_for none 60) || fail "$name cleared: a suspect stays ($t)"
   log "$name: '$want' named after ${took[$name]} s; cleared after $t s"
 }
-fault "node3 RNIC loss" "host node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem node3 clear'
+fault "node3 RNIC loss" "rnic node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem node3 clear'
 fault "tor1-spine1 loss" "tor_uplinks tor1" '"$LAB" fault uplink 1 1 loss 20%' '"$LAB" fault uplink 1 1 clear' await_tor_pair_alert
 fault "spine1 drops >= 1 KiB" "fabric - 1024" '"$LAB" fault spine 1 drop-large' '"$LAB" fault spine 1 clear'
 fault "spine2 drops DSCP 26" "fabric - - 26" '"$LAB" fault spine 2 drop-dscp 26' '"$LAB" fault spine 2 clear'
+
+# 5. Background loss everywhere, then one RNIC's loss on top: judged
+# against its peers now and its history, the RNIC is named and nothing
+# else. node6: the faults above left little in its history.
+netem_all() { # SPEC...: on every node's link
+  local i
+  for i in 1 2 3 4 5 6; do "$LAB" netem "node$i" "$@" >/dev/null || return 1; done
+}
+t0=$SECONDS
+netem_all loss 0.5% || { netem_all clear; fail "background: could not inject 0.5% loss on every link"; }
+sleep 30
+log "background 0.5% on every link for 30 s: first suspect '$(first_suspect)'"
+"$LAB" netem node6 loss 10% >/dev/null || { netem_all clear; fail "background: could not inject 10% on node6"; }
+t1=$SECONDS
+while :; do
+  got=$(ALL_SUSPECTS=1 first_suspect)
+  [[ $got == "rnic node6 - -" ]] && break
+  ((SECONDS - t1 < 60)) || { netem_all clear; fail "0.5% everywhere and 10% on node6: want only 'rnic node6' within 60 s, last: $got"; }
+  sleep 2
+done
+took[background]=$((SECONDS - t1))
+netem_all clear || fail "background: could not clear"
+t=$(wait_for none 60) || fail "background cleared: a suspect stays ($t)"
+log "background: 'rnic node6' alone named after ${took[background]} s; cleared after $t s; $((SECONDS - t0)) s in all"
+
+# 6. A host starved of CPU: the finding is the host, not its RNIC nor its
+# ToR. The busy loops end by themselves after 75 s should the clear fail.
+hog='cp /bin/dash /tmp/mesh-hog && for i in $(seq "$(nproc)"); do
+  setsid -f timeout 75 chrt -f 50 /tmp/mesh-hog -c "while :; do :; done" </dev/null >/dev/null 2>&1; done'
+t0=$SECONDS
+lsh node5 "$hog" >/dev/null || fail "starved: could not start the busy loops in node5"
+if ! t=$(wait_for "host node5" 60); then
+  "$LAB" kill node5 mesh-hog >/dev/null 2>&1 || true
+  fail "node5 starved of CPU: rocectl mesh did not name 'host node5' first within 60 s ($t); $(mesh | head -c 600)"
+fi
+took[starved]=$t
+"$LAB" kill node5 mesh-hog >/dev/null || true  # already gone if their timeout ended them
+t=$(wait_for none 60) || fail "node5 no longer starved: a suspect stays ($t)"
+log "starved: 'host node5' named after ${took[starved]} s; cleared after $t s; $((SECONDS - t0)) s in all"
+
 prom="from Prometheus not checked (no prometheus installed)"
 [[ -n $prom_pid ]] && prom="from Prometheus (30 s window) named after ${prom_took[node3 RNIC loss]}, ${prom_took[tor1-spine1 loss]}, ${prom_took[spine1 drops >= 1 KiB]}, ${prom_took[spine2 drops DSCP 26]} s more"
-pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s; $prom; ${alert_seen:-alert not checked}"
+pass "named within: RNIC ${took[node3 RNIC loss]} s, uplink ${took[tor1-spine1 loss]} s, large frames ${took[spine1 drops >= 1 KiB]} s, DSCP ${took[spine2 drops DSCP 26]} s, RNIC over background loss ${took[background]} s, starved host ${took[starved]} s; $prom; ${alert_seen:-alert not checked}"
