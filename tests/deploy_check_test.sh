@@ -80,9 +80,10 @@ expect_failure "an alert whose runbook section is missing" \
   "RocedPortDown: docs/operations.md has no section #rocedportdown" docs/operations.md
 edit docs/operations.md '### RocedAgentDown' $'### RocedAgentGone\nStale.\n\n### RocedAgentDown'
 expect_failure "a runbook for no alert" "runbook '### RocedAgentGone' is for no alert" docs/operations.md
+host_loss_line=$(grep -n '`RocedMeshHostLoss`' "$SRC/docs/fleet.md" | head -n 1 | cut -d: -f1)
 edit docs/fleet.md '`RocedMeshHostLoss`' '`RocedMeshHostLost`'
 expect_failure "a doc naming an alert that does not exist" \
-  "docs/fleet.md:56: RocedMeshHostLost is not an alert of deploy/prometheus" docs/fleet.md
+  "docs/fleet.md:$host_loss_line: RocedMeshHostLost is not an alert of deploy/prometheus" docs/fleet.md
 edit $P/roced-alerts.yml 'https://git.example.com/roced/roced/blob/main/docs/operations.md#rocedportdown' \
   'https://docs.example.org/docs/operations.md#rocedportdown'
 expect_failure "a runbook base that differs" "runbook_url: more than one base" $P/roced-alerts.yml

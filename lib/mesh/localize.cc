@@ -472,6 +472,7 @@ bool NotACandidate(const Observations& obs, SuspectKind kind, size_t index) {
 // How far scope (kind, index, f) stands out: the smaller LLR of its two
 // judgements (its peers now, its own history), and the reference rate.
 // Nothing (llr 0) when it fails either one's ratio, or has no peers.
+constexpr double kMaxHistoryExcuse = 10;
 struct Judgement {
   double llr = 0;
   double reference = 0;
@@ -483,11 +484,14 @@ Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f,
   if (peers.n == 0) return {};
   // Half a probe's worth: peers that lost nothing still have a rate.
   const double peer_rate = std::max(Rate(peers.k, peers.n), 0.5 / static_cast<double>(peers.n));
+  // A history far above the peers' is a fault that stood through it (a
+  // dead RNIC stays dead), not a background to excuse.
   const double hist_rate = Rate(c.hk, c.hn);
-  const double reference = std::max({peer_rate, hist_rate, options.baseline_loss});
+  const bool standing = hist_rate > kMaxHistoryExcuse * peer_rate;
+  const double reference = std::max({peer_rate, standing ? 0.0 : hist_rate, options.baseline_loss});
   if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
   double llr = LossLlr(c.k, c.n, peer_rate);
-  if (c.hn > 0) llr = std::min(llr, TwoSampleLlr(c.k, c.n, c.hk, c.hn));
+  if (c.hn > 0 && !standing) llr = std::min(llr, TwoSampleLlr(c.k, c.n, c.hk, c.hn));
   if (options.baseline_loss > 0) llr = std::min(llr, LossLlr(c.k, c.n, options.baseline_loss));
   return {llr, reference};
 }

@@ -213,7 +213,10 @@ struct Suspect {
 //    ToRs), or, restricted to a class, the same scope in the other classes;
 //  - against its own history: the same scope's counts before the window
 //    (the agents' learned reference), by a two-sample likelihood ratio, so
-//    a short history weighs little. Without history this judgement passes.
+//    a short history weighs little. Without history this judgement passes;
+//    so does a history more than ten times its peers' rate, which is a
+//    fault that stood through it (a dead RNIC stays named), not a
+//    background.
 // The figures are not tuned to any background loss: the same defaults hold
 // from 1e-6 to 1e-3 (bench/mesh_sim --sweep).
 struct LocalizeOptions {

@@ -451,16 +451,32 @@ TEST(LearnedReference, TheSameDefaultsHoldFromOneInAMillionToOneInAThousand) {
 // against its peers and is named.
 TEST(LearnedReference, AHostsOwnHistoryExplainsItsHigherBackground) {
   const auto fleet = Fleet(8, 8);
-  const LossModel noisy_link = HostAt("t5-h1", 0.01, 1e-4);
-  Localization l = LocalizeAll(ObserveWorld(fleet, {.loss = noisy_link, .hist_loss = noisy_link}));
+  // Eight times its peers' loss, within what a history may excuse; ten
+  // minutes now, so that it is plain against the peers alone.
+  const LossModel noisy_link = HostAt("t5-h1", 8e-4, 1e-4);
+  Localization l = LocalizeAll(ObserveWorld(fleet, {.loss = noisy_link, .hist_loss = noisy_link}, 600));
   EXPECT_TRUE(l.suspects.empty()) << Describe(l);
-  l = LocalizeAll(ObserveWorld(fleet, {.loss = noisy_link}));
+  l = LocalizeAll(ObserveWorld(fleet, {.loss = noisy_link}, 600));
   ASSERT_FALSE(l.suspects.empty());
   EXPECT_EQ(l.suspects[0].component, "t5-h1");
   // The same host getting worse than its own history is named again.
-  l = LocalizeAll(ObserveWorld(fleet, {.loss = HostAt("t5-h1", 0.05, 1e-4), .hist_loss = noisy_link}));
+  l = LocalizeAll(ObserveWorld(fleet, {.loss = HostAt("t5-h1", 0.02, 1e-4), .hist_loss = noisy_link}));
   ASSERT_EQ(l.suspects.size(), 1u) << Describe(l);
   EXPECT_EQ(l.suspects[0].component, "t5-h1");
+}
+
+// A fault older than the window is in the history too: a dead RNIC, or one
+// losing 2% for the last ten minutes, is far above its peers and stays
+// named.
+TEST(LearnedReference, AFaultThatStoodThroughTheHistoryStaysNamed) {
+  const auto fleet = Fleet(8, 8);
+  for (double bad : {1.0, 0.02}) {
+    const LossModel standing = HostAt("t3-h3", bad, 1e-4);
+    Localization l = LocalizeAll(ObserveWorld(fleet, {.loss = standing, .hist_loss = standing}));
+    ASSERT_EQ(l.suspects.size(), 1u) << bad << "\n" << Describe(l);
+    EXPECT_EQ(l.suspects[0].component, "t3-h3");
+    EXPECT_LT(l.suspects[0].reference, 1e-3);
+  }
 }
 
 // The whole fleet's background rising ten-fold at once is the background
