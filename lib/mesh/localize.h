@@ -1,29 +1,36 @@
-// Fault localization for the fleet mesh: from what the agents
-// saw probing each other over a window, which component is to blame: an
-// RNIC (its host), a ToR, a ToR's uplinks, the path between two ToRs, the
-// fabric between ToRs, or the whole fleet, and whether only one class of
-// traffic (a probe size, a DSCP) suffers.
+// Fault localization for the fleet mesh: from what the agents saw probing
+// each other over a window, which component is to blame: an RNIC (or its
+// link), the host it sits in (busy, not broken), a ToR, a ToR's uplinks,
+// the path between two ToRs, the fabric between ToRs, or the whole fleet;
+// whether only one class of traffic (a probe size, a DSCP) suffers; and
+// whether the symptom is loss or latency (answers late without loss).
 //
-// The method is an explain-away search over the topology, scored by the
-// likelihood of the losses seen:
+// The method is an explain-away search over the topology, scored by
+// likelihood ratios against what the fleet itself shows:
 //  - Each candidate component has a scope: the probes whose path crosses
 //    it. A host: every probe it sent or answered. A ToR: every probe with
 //    an end under it. A ToR's uplinks: the probes between one of its hosts
 //    and a host under another ToR. A ToR pair: the probes between the two.
 //    The fabric: every probe between two ToRs. The fleet: every probe.
 //    Each is also taken restricted to one probe size or one DSCP.
-//  - A scope that lost k of n probes scores the log-likelihood ratio (in
-//    nats) of "this scope loses at k/n" against "it loses at the baseline
-//    rate", the binomial LLR. Losses concentrated in a small scope score
-//    higher than the same losses diluted in a larger one that contains
-//    it, so a dead RNIC is named rather than its ToR; a ToR that drops
-//    everything outscores each of its hosts, which hold only part of its
-//    losses; a scope restricted to a class outscores the unrestricted one
-//    only when the losses are confined to that class.
+//  - A scope is judged twice (LocalizeOptions says against what) and
+//    scores the smaller of the two binomial log-likelihood ratios (nats):
+//    its rate now against its peers' now, and against its own history.
+//    Losses concentrated in a small scope score higher than the same
+//    losses diluted in a larger one that contains it, so a dead RNIC is
+//    named rather than its ToR; a ToR that drops everything outscores
+//    each of its hosts, which hold only part of its losses; a scope
+//    restricted to a class outscores the unrestricted one only when the
+//    losses are confined to that class.
 //  - The best candidate above the thresholds becomes a suspect; its
 //    scope's probes are set aside (explained), and the search repeats on
 //    the rest until nothing significant is left. Several faults at once
-//    are found one after another.
+//    are found one after another. Loss is searched first, then latency,
+//    each over all the windows.
+//  - A host marked busy (Observations::MarkHost: its agent's CPU pressure
+//    or stalled loop, answers held long) keeps its probes to its own
+//    scope: a finding there is of kind "host", and its losses make neither
+//    its ToR nor the fabric look bad.
 // Ties (equal scopes, as a host's uplinks and the ToR pair in a fleet of
 // two ToRs) go to the narrower kind in SuspectKind's order, and to no
 // class over a class.
