@@ -15,29 +15,54 @@
 // Then faults, over the real localizer (lib/mesh/localize): every agent's
 // windows are drawn at the default rates (10/s under the ToR, 1/s across)
 // with probes rotated over six classes (64 B, 1 KiB and 4 KiB, each at
-// DSCP 26 and at DSCP 0) and spread evenly over --spines ECMP paths, each probe a
-// round trip lost with the chance its path gives (a background loss per
-// probe, and the faults on the path). The fault kinds: a dead RNIC, an
-// RNIC losing 1% each way, a ToR down, 0.1% loss each way on one ToR's
-// uplink to one spine, one spine dropping frames over 1 KiB, one spine
-// dropping DSCP 26. Each kind is placed at random --trials times, alone,
-// and then three of different kinds at once:
-//   - time to detection: the shortest window (1, 3, 10, 30 s) in
-//     which the fault's own component is named;
+// DSCP 26 and at DSCP 0) and spread evenly over --spines ECMP paths. Each
+// probe is a round trip, lost with the chance its links and the faults
+// on its path give, and answered late (the slow count) with the chance
+// its hosts' latency tails and the faults give. Every agent also has ten
+// minutes of history of the same links without the fault, as the agents
+// learn it; no loss rate is given to the localizer (--baseline sets its
+// optional floor).
+//
+// Fault kinds, gray losses being 1% each way or 30 times the background,
+// whichever is more: a dead RNIC; a lossy RNIC; a ToR down; one ToR's
+// uplink to one spine lossy; one spine dropping frames of 1 KiB and more;
+// one spine dropping DSCP 26; a host link flapping (down 2 s in every 10);
+// an RNIC answering 10% of round trips 10x late (latency only); one ToR's
+// uplink to one spine delaying 30% of DSCP 0 (latency, one class); a host
+// starved of CPU (a fifth of its answers dropped, 30% late, its agent
+// saying so), which must be named `host`, never its RNIC.
+//
+// Worlds (--world, or all of them with --sweep over background levels of
+// 1e-6, 1e-5, 1e-4 and 1e-3 per link):
+//   uniform        every link at the level;
+//   varied         each link's loss drawn log-uniform from level/30 to
+//                  3.2 x level (two orders of magnitude), each host's
+//                  latency tail from 5e-5 to 5e-3;
+//   busy-hosts     varied, and 0.2% of hosts overloaded in the background
+//                  (named `host` or not at all);
+//   sparse-tors    varied, every fourth ToR holding only two hosts;
+//   three-at-once  varied, each trial's fault with two of other kinds.
+// Per world: each kind placed at random --trials times, and as many
+// trials without a fault:
+//   - time to detection: the shortest window (1, 3, 10, 30 s) in which
+//     the fault's own component is named;
 //   - precision and recall over --seconds windows: suspects that name an
-//     injected fault (kind, component, class) over all suspects, and
-//     faults named over faults injected.
-// Goals: 100% ToR-pair coverage with at most 1,000 peers per
-// agent; detection within 10 s; precision >= 0.98, recall >= 0.99.
+//     injected fault (kind, component, class, symptom) over all suspects,
+//     and faults named over faults injected, per kind.
+// Goals: 100% ToR-pair coverage with at most 1,000 peers per agent; per
+// fault kind in every world precision >= 0.99 and recall >= 0.99; no
+// false suspect without a fault; hard faults (dead RNIC, ToR down) within
+// 3 s median, every fault within 30 s.
 //
 //   build/bin/roced_mesh_sim [--hosts 10000] [--per-tor 32] [--pods 8]
 //                            [--k 5] [--max-peers 1000] [--trials 10]
 //                            [--seconds 30] [--spines 4] [--bg-loss 1e-5]
-//                            [--baseline 1e-5] [--seed 1] [-o json]
-//                            [--view agents|prometheus]
+//                            [--world varied] [--sweep] [--baseline 0]
+//                            [--seed 1] [-o json] [--view agents|prometheus]
 // --view prometheus localizes what a Prometheus server keeps of the same
 // probes: across ToRs the far end is its ToR only (one stand-in member per
-// ToR, mesh::TorStandIn), as `rocectl mesh --prometheus` sees them.
+// ToR, mesh::TorStandIn), as `rocectl mesh --prometheus` sees them, and no
+// history or host state.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -259,7 +284,7 @@ const char* FaultName(FaultKind k) {
     case FaultKind::kUplinkLoss:
       return "lossy ToR uplink";
     case FaultKind::kSpineBigDrop:
-      return "spine drops > 1 KiB";
+      return "spine drops >= 1 KiB";
     case FaultKind::kSpineDscpDrop:
       return "spine drops DSCP 26";
     case FaultKind::kLinkFlap:
@@ -344,14 +369,16 @@ bool Names(const roced::mesh::Suspect& s, const Fault& f, const roced::mesh::Obs
     case FaultKind::kUplinkLoss:
       return loss && plain && s.kind == SuspectKind::kTorUplink && s.component == obs.tors()[f.tor];
     case FaultKind::kSpineBigDrop:
-      return loss && s.kind == SuspectKind::kFabric && s.size_bytes.has_value() && *s.size_bytes > 1024;
+      return loss && s.kind == SuspectKind::kFabric && s.size_bytes.has_value() && *s.size_bytes >= 1024;
     case FaultKind::kSpineDscpDrop:
       return loss && s.kind == SuspectKind::kFabric && s.dscp.has_value() && *s.dscp == 26;
     case FaultKind::kSlowRnic:
       return !loss && plain && s.kind == SuspectKind::kRnic && s.component == host;
     case FaultKind::kSlowUplinkDscp:
-      return !loss && s.kind == SuspectKind::kTorUplink && s.component == obs.tors()[f.tor] && s.dscp.has_value() &&
-             *s.dscp == 0 && !s.size_bytes;
+      // Its class: DSCP 0, or the one size of DSCP 0 left answering when a
+      // spine drops the others on the same path.
+      return !loss && s.kind == SuspectKind::kTorUplink && s.component == obs.tors()[f.tor] &&
+             (s.dscp.has_value() ? *s.dscp == 0 : s.size_bytes.has_value());
     case FaultKind::kBusyHost:
       return s.kind == SuspectKind::kHost && s.component == host;
   }
@@ -513,7 +540,7 @@ class FaultSim {
           if (via(f)) ok *= sq(gray);
           break;
         case FaultKind::kSpineBigDrop:
-          if (cross && spine == f.spine && c.size > 1024) return {0, 0};
+          if (cross && spine == f.spine && c.size >= 1024) return {0, 0};
           break;
         case FaultKind::kSpineDscpDrop:
           if (cross && spine == f.spine && c.dscp == 26) return {0, 0};

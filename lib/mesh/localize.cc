@@ -42,6 +42,8 @@ Counts UnitCounts(const Observations::Unit& u, Symptom symptom) {
   return {u.sent - u.lost, u.slow, u.hist_sent - u.hist_lost, u.hist_slow};
 }
 
+double Rate(uint64_t k, uint64_t n) { return n == 0 ? 0 : static_cast<double>(k) / static_cast<double>(n); }
+
 uint64_t PairKey(uint32_t a, uint32_t b) {
   if (a > b) std::swap(a, b);
   return (uint64_t{a} << 32) | b;
@@ -123,6 +125,15 @@ class Aggregates {
     }
     return fleet_[f];
   }
+  // What a candidate is judged on: its counts, but for the fleet in one
+  // class, only the probes within ToRs. A class lost across ToRs alone is
+  // the fabric's (whose peers are its other classes); the fleet is named
+  // for a class only when its probes within ToRs suffer too.
+  Counts Judged(SuspectKind kind, size_t index, size_t f) const {
+    if (kind == SuspectKind::kFleet && f != 0) return fleet_[f] - fabric_[f];
+    return At(kind, index, f);
+  }
+
   size_t Scopes(SuspectKind kind) const {
     switch (kind) {
       case SuspectKind::kHost:
@@ -143,18 +154,24 @@ class Aggregates {
   // What scope (kind, index, f) is judged against now: unrestricted, the
   // other scopes of its kind (every probe for hosts and ToRs, the probes
   // across ToRs for uplinks and ToR pairs); restricted to a class, the same
-  // scope in the other classes of that dimension. Empty when it has none
+  // scope in the other classes of that dimension that fare better. Empty
+  // when it has none
   // (the fleet and the fabric unrestricted are their own peers: a rise
   // over all of either is its background moving).
   Counts Peers(SuspectKind kind, size_t index, size_t f) const {
     const Counts& own = At(kind, index, f);
     if (f != 0) {
+      // The classes doing better than this one: a fault of several
+      // classes (every size of 1 KiB and more) is judged against those it
+      // spares.
       const size_t sizes = obs_.sizes().size();
       const size_t first = f <= sizes ? 1 : 1 + sizes;
       const size_t last = f <= sizes ? sizes : filters_ - 1;
+      const Counts mine = Judged(kind, index, f);
       Counts others;
       for (size_t g = first; g <= last; ++g) {
-        if (g != f) others += At(kind, index, g);
+        const Counts other = Judged(kind, index, g);
+        if (g != f && Rate(other.k, other.n) < Rate(mine.k, mine.n)) others += other;
       }
       return others;
     }
@@ -446,8 +463,6 @@ double TwoSidedLlr(uint64_t k, uint64_t n, double p) {
   return llr;
 }
 
-double Rate(uint64_t k, uint64_t n) { return n == 0 ? 0 : static_cast<double>(k) / static_cast<double>(n); }
-
 }  // namespace
 
 double LossLlr(uint64_t k, uint64_t n, double p) {
@@ -477,20 +492,23 @@ struct Judgement {
   double llr = 0;
   double reference = 0;
 };
-Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const Counts& c,
-                const LocalizeOptions& options) {
+Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const LocalizeOptions& options) {
+  const Counts c = agg.Judged(kind, index, f);
   if (c.k < options.min_lost) return {};
   const Counts peers = agg.Peers(kind, index, f);
   if (peers.n == 0) return {};
-  // Half a probe's worth: peers that lost nothing still have a rate.
-  const double peer_rate = std::max(Rate(peers.k, peers.n), 0.5 / static_cast<double>(peers.n));
+  // The peers' rate now, or their own history's when that is higher: a
+  // few peers can be quiet by chance. Both tests are two-sample ones for
+  // the same reason.
+  const double peer_rate = std::max(Rate(peers.k, peers.n), Rate(peers.hk, peers.hn));
   // A history far above the peers' is a fault that stood through it (a
   // dead RNIC stays dead), not a background to excuse.
   const double hist_rate = Rate(c.hk, c.hn);
   const bool standing = hist_rate > kMaxHistoryExcuse * peer_rate;
   const double reference = std::max({peer_rate, standing ? 0.0 : hist_rate, options.baseline_loss});
   if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
-  double llr = LossLlr(c.k, c.n, peer_rate);
+  double llr = TwoSampleLlr(c.k, c.n, peers.k, peers.n);
+  if (peers.hn > 0) llr = std::min(llr, TwoSampleLlr(c.k, c.n, peers.hk, peers.hn));
   if (c.hn > 0 && !standing) llr = std::min(llr, TwoSampleLlr(c.k, c.n, c.hk, c.hn));
   if (options.baseline_loss > 0) llr = std::min(llr, LossLlr(c.k, c.n, options.baseline_loss));
   return {llr, reference};
@@ -505,7 +523,7 @@ std::optional<Choice> PickBest(const Aggregates& agg, const LocalizeOptions& opt
       for (size_t f = 0; f < agg.filters(); ++f) {
         const Counts& c = agg.At(kind, index, f);
         if (c.k < options.min_lost) continue;
-        const Judgement j = Judge(agg, kind, index, f, c, options);
+        const Judgement j = Judge(agg, kind, index, f, options);
         if (j.llr < options.min_llr) continue;
         // Strictly better, beyond rounding: the first (narrowest kind, no
         // class) keeps a tie.
@@ -594,7 +612,7 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
           const Counts& n = agg.At(kind, index, f);
           if (n.k < options.min_lost) continue;
           if (static_cast<double>(n.k) < kDrillShare * static_cast<double>(c.counts.k)) continue;
-          const Judgement j = Judge(agg, kind, index, f, n, options);
+          const Judgement j = Judge(agg, kind, index, f, options);
           const Choice d{kind, index, f, j.llr, j.reference, n};
           if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
           if (!Within(obs, pair_keys, d, c)) continue;
