@@ -484,33 +484,41 @@ bool NotACandidate(const Observations& obs, SuspectKind kind, size_t index) {
   return kind == SuspectKind::kRnic && obs.members()[index].stands_for_tor;
 }
 
-// How far scope (kind, index, f) stands out: the smaller LLR of its two
-// judgements (its peers now, its own history), and the reference rate.
-// Nothing (llr 0) when it fails either one's ratio, or has no peers.
 constexpr double kMaxHistoryExcuse = 10;
 struct Judgement {
   double llr = 0;
   double reference = 0;
 };
+// How many times its peers' rate a scope has lost in its history: its
+// history's losses against what its peers' history rate predicts for as
+// many probes (one loss added to both, so that a short history says about
+// 1), at least 1 and at most kMaxHistoryExcuse. A past fault that hit the
+// scope and its peers alike does not move it; a background of its own
+// (a link that always lost five times its peers') does; a fault that
+// stood through the history (a dead RNIC) is held to the cap.
+double HistoryFactor(const Counts& c, const Counts& peers) {
+  if (c.hn == 0 || peers.hn == 0) return 1;
+  const double predicted = static_cast<double>(c.hn) * Rate(peers.hk, peers.hn);
+  return std::clamp((static_cast<double>(c.hk) + 1) / (predicted + 1), 1.0, kMaxHistoryExcuse);
+}
+
+// How far scope (kind, index, f) stands out (LLR, nats) and the rate it
+// is judged against: its peers' rate now (or their history's, when higher:
+// a few peers can be quiet by chance) times its history factor, or the
+// floor. The LLR is the smaller of a two-sample test against the peers
+// (their count is uncertain too) and the test against that reference.
+// Nothing (llr 0) below min_ratio times the reference, or without peers.
 Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const LocalizeOptions& options) {
   const Counts c = agg.Judged(kind, index, f);
   if (c.k < options.min_lost) return {};
   const Counts peers = agg.Peers(kind, index, f);
   if (peers.n == 0) return {};
-  // The peers' rate now, or their own history's when that is higher: a
-  // few peers can be quiet by chance. Both tests are two-sample ones for
-  // the same reason.
   const double peer_rate = std::max(Rate(peers.k, peers.n), Rate(peers.hk, peers.hn));
-  // A history far above the peers' is a fault that stood through it (a
-  // dead RNIC stays dead), not a background to excuse.
-  const double hist_rate = Rate(c.hk, c.hn);
-  const bool standing = hist_rate > kMaxHistoryExcuse * peer_rate;
-  const double reference = std::max({peer_rate, standing ? 0.0 : hist_rate, options.baseline_loss});
+  const double expected = peer_rate * HistoryFactor(c, peers);
+  const double reference = std::max(expected, options.baseline_loss);
   if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
   double llr = TwoSampleLlr(c.k, c.n, peers.k, peers.n);
-  if (peers.hn > 0) llr = std::min(llr, TwoSampleLlr(c.k, c.n, peers.hk, peers.hn));
-  if (c.hn > 0 && !standing) llr = std::min(llr, TwoSampleLlr(c.k, c.n, c.hk, c.hn));
-  if (options.baseline_loss > 0) llr = std::min(llr, LossLlr(c.k, c.n, options.baseline_loss));
+  llr = std::min(llr, LossLlr(c.k, c.n, std::max(reference, 0.5 / static_cast<double>(peers.n + peers.hn))));
   return {llr, reference};
 }
 
