@@ -13,9 +13,9 @@
 //    and a host under another ToR. A ToR pair: the probes between the two.
 //    The fabric: every probe between two ToRs. The fleet: every probe.
 //    Each is also taken restricted to one probe size or one DSCP.
-//  - A scope is judged twice (LocalizeOptions says against what) and
-//    scores the smaller of the two binomial log-likelihood ratios (nats):
-//    its rate now against its peers' now, and against its own history.
+//  - A scope is judged against its peers now, scaled by how it fared
+//    against them in its history (LocalizeOptions says how), and scores
+//    a binomial log-likelihood ratio (nats).
 //    Losses concentrated in a small scope score higher than the same
 //    losses diluted in a larger one that contains it, so a dead RNIC is
 //    named rather than its ToR; a ToR that drops everything outscores
@@ -199,9 +199,8 @@ struct Suspect {
   uint64_t sent = 0;
   uint64_t lost = 0;
   double loss_ratio = 0;
-  // The rate it was judged against: the higher of its peers' now (the
-  // other scopes of its kind, or its kind in the other classes) and its
-  // own history's, and the floor.
+  // The rate it was judged against: its peers' times its history factor,
+  // or the floor when higher.
   double reference = 0;
   double llr = 0;         // nats, the smaller of the two judgements
   double confidence = 0;  // llr / (llr + min_llr): 0.5 at the threshold
@@ -214,23 +213,26 @@ struct Suspect {
   std::string host_reason;  // kind host: what its agent or probers said
 };
 
-// Each scope is judged twice, and must stand out in both:
-//  - against its peers now: the same kind of scope over the fleet (hosts
-//    against every probe, ToR uplinks and pairs against every probe across
-//    ToRs), or, restricted to a class, the same scope in the other classes;
-//  - against its own history: the same scope's counts before the window
-//    (the agents' learned reference), by a two-sample likelihood ratio, so
-//    a short history weighs little. Without history this judgement passes;
-//    so does a history more than ten times its peers' rate, which is a
-//    fault that stood through it (a dead RNIC stays named), not a
-//    background.
-// The figures are not tuned to any background loss: the same defaults hold
-// from 1e-6 to 1e-3 (bench/mesh_sim --sweep).
+// Each scope is judged against its peers now: the same kind of scope over
+// the fleet (hosts and ToRs against every probe, ToR uplinks and pairs
+// against every probe across ToRs), or, restricted to a class, the same
+// scope in the classes that fare better; the fleet in one class on its
+// probes within ToRs. The fleet and the fabric unrestricted have no peers:
+// a rise over all of either is its background moving. The peers' rate
+// (or their own history's, when higher) is scaled by the scope's history
+// factor: how many times its peers' rate it lost before the window (its
+// history's losses against what its peers' history predicts, 1 to 10). A
+// link that always lost five times its peers' is held to five times; a
+// past fault that hit a scope and its peers alike changes nothing; a
+// fault that stood through the history (a dead RNIC) is held to ten
+// times, so it stays named. The figures are not tuned to any background
+// loss: the same defaults hold from 1e-6 to 1e-3 (bench/mesh_sim --sweep).
 struct LocalizeOptions {
   // An optional floor under the reference rate (0: none): a scope losing
   // less than min_ratio times it is never a suspect.
   double baseline_loss = 0;
-  // A suspect needs at least this LLR (nats) in both judgements (20 is a
+  // A suspect needs at least this LLR (nats), the smaller of a two-sample
+  // test against its peers and the test against its reference (20 is a
   // chance of about 2e-9, small against the thousands of candidates a
   // fleet has) ...
   double min_llr = 20;

@@ -475,7 +475,7 @@ TEST(LearnedReference, AFaultThatStoodThroughTheHistoryStaysNamed) {
     Localization l = LocalizeAll(ObserveWorld(fleet, {.loss = standing, .hist_loss = standing}));
     ASSERT_EQ(l.suspects.size(), 1u) << bad << "\n" << Describe(l);
     EXPECT_EQ(l.suspects[0].component, "t3-h3");
-    EXPECT_LT(l.suspects[0].reference, 1e-3);
+    EXPECT_LE(l.suspects[0].reference, 1.2e-3);  // held to ten times its peers
   }
 }
 
