@@ -505,8 +505,8 @@ double HistoryFactor(const Counts& c, const Counts& peers) {
 // How far scope (kind, index, f) stands out (LLR, nats) and the rate it
 // is judged against: its peers' rate now (or their history's, when higher:
 // a few peers can be quiet by chance) times its history factor, or the
-// floor. The LLR is the smaller of a two-sample test against the peers
-// (their count is uncertain too) and the test against that reference.
+// floor. The LLR is the smaller of the test against that reference and a
+// two-sample test against the peers' counts (now and before together).
 // Nothing (llr 0) below min_ratio times the reference, or without peers.
 Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const LocalizeOptions& options) {
   const Counts c = agg.Judged(kind, index, f);
@@ -517,8 +517,10 @@ Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f,
   const double expected = peer_rate * HistoryFactor(c, peers);
   const double reference = std::max(expected, options.baseline_loss);
   if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
-  double llr = TwoSampleLlr(c.k, c.n, peers.k, peers.n);
-  llr = std::min(llr, LossLlr(c.k, c.n, std::max(reference, 0.5 / static_cast<double>(peers.n + peers.hn))));
+  // The peers' counts are a sample too: a two-sample test against them
+  // (now and in their history together) as well.
+  const double llr = std::min(TwoSampleLlr(c.k, c.n, peers.k + peers.hk, peers.n + peers.hn),
+                              LossLlr(c.k, c.n, std::max(reference, 0.5 / static_cast<double>(peers.n + peers.hn))));
   return {llr, reference};
 }
 
