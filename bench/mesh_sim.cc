@@ -41,7 +41,8 @@
 //   busy-hosts     varied, and 0.2% of hosts overloaded in the background
 //                  (named `host` or not at all);
 //   sparse-tors    varied, every fourth ToR holding only two hosts;
-//   three-at-once  varied, each trial's fault with two of other kinds.
+//   three-at-once  varied, each trial's fault with two of other kinds
+//                  under other ToRs.
 // Per world: each kind placed at random --trials times, and as many
 // trials without a fault:
 //   - time to detection: the shortest window (1, 3, 10, 30 s) in which
@@ -480,6 +481,16 @@ class FaultSim {
   }
 
   bool background_busy(uint32_t h) const { return links_.busy[h] != 0; }
+  // Whether two faults touch the same ToR (by their host's or their own).
+  bool SharesATor(const Fault& a, const Fault& b) const {
+    const uint32_t ta[] = {a.tor, tor_of_[a.host]}, tb[] = {b.tor, tor_of_[b.host]};
+    for (uint32_t x : ta) {
+      for (uint32_t y : tb) {
+        if (x == y) return true;
+      }
+    }
+    return false;
+  }
   const std::vector<Member>& fleet() const { return fleet_; }
 
  private:
@@ -800,12 +811,14 @@ LocalizationResults SimulateWorld(const Args& a, World world, double level, cons
     KindResult& r = out.kinds[static_cast<size_t>(kind)];
     for (int t = 0; t < a.trials; ++t) {
       std::vector<Fault> faults = {sim.Random(kind)};
-      // Three at once: two more of other kinds.
+      // Three at once: two more of other kinds, under other ToRs (a ToR
+      // down hides what else is wrong under it).
       while (world == World::kMulti && faults.size() < 3) {
         const FaultKind other = kFaultKinds[std::uniform_int_distribution<int>(0, kFaultKindCount - 1)(pick_rng)];
-        bool seen = false;
-        for (const Fault& f : faults) seen = seen || f.kind == other;
-        if (!seen) faults.push_back(sim.Random(other));
+        const Fault g = sim.Random(other);
+        bool clash = false;
+        for (const Fault& f : faults) clash = clash || f.kind == other || sim.SharesATor(f, g);
+        if (!clash) faults.push_back(g);
       }
       const int detected = DetectionTime(&sim, faults, a.seconds);
       const bool named = Score(&sim, faults, a.seconds, &out.kinds, &r, &out);

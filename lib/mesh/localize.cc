@@ -44,6 +44,9 @@ Counts UnitCounts(const Observations::Unit& u, Symptom symptom) {
 
 double Rate(uint64_t k, uint64_t n) { return n == 0 ? 0 : static_cast<double>(k) / static_cast<double>(n); }
 
+// A class is a reference for another only at most 1/kClassBetter its rate.
+constexpr double kClassBetter = 2;
+
 uint64_t PairKey(uint32_t a, uint32_t b) {
   if (a > b) std::swap(a, b);
   return (uint64_t{a} << 32) | b;
@@ -64,7 +67,8 @@ class Aggregates {
       : obs_(obs),
         pair_index_(pair_index),
         symptom_(symptom),
-        filters_(1 + obs.sizes().size() + obs.dscps().size()),
+        classes_(1 + obs.sizes().size() + obs.dscps().size()),
+        filters_(classes_ + obs.sizes().size() * obs.dscps().size()),
         host_(obs.members().size() * filters_),
         tor_(obs.tors().size() * filters_),
         uplink_(obs.tors().size() * filters_),
@@ -72,17 +76,24 @@ class Aggregates {
         fabric_(filters_),
         fleet_(filters_) {}
 
-  void Add(const Observations::Unit& u) {
-    size_t fs[3];
+  void Add(const Observations::Unit& u) { Bump(u, false); }
+  // Takes a unit added before out again.
+  void Remove(const Observations::Unit& u) { Bump(u, true); }
+
+ private:
+  void Bump(const Observations::Unit& u, bool remove) {
+    size_t fs[4];
     size_t nf = 0;
     fs[nf++] = 0;
     if (u.size_class != Observations::kNoClass) fs[nf++] = 1 + u.size_class;
     if (u.dscp_class != Observations::kNoClass) fs[nf++] = 1 + obs_.sizes().size() + u.dscp_class;
+    if (nf == 3) fs[nf++] = Cell(u.size_class, u.dscp_class);
     const Counts c = UnitCounts(u, symptom_);
+    auto bump = [remove, &c](Counts& to) { to = remove ? to - c : Counts(to) += c; };
     if (Busy(obs_, u)) {
       for (size_t i = 0; i < nf; ++i) {
-        if (!obs_.host_reason(u.prober).empty()) host_[u.prober * filters_ + fs[i]] += c;
-        if (!obs_.host_reason(u.target).empty()) host_[u.target * filters_ + fs[i]] += c;
+        if (!obs_.host_reason(u.prober).empty()) bump(host_[u.prober * filters_ + fs[i]]);
+        if (!obs_.host_reason(u.target).empty()) bump(host_[u.target * filters_ + fs[i]]);
       }
       return;
     }
@@ -91,20 +102,26 @@ class Aggregates {
     const uint32_t pair = cross ? pair_index_.at(PairKey(tp, tt)) : 0;
     for (size_t i = 0; i < nf; ++i) {
       const size_t f = fs[i];
-      host_[u.prober * filters_ + f] += c;
-      host_[u.target * filters_ + f] += c;
-      tor_[tp * filters_ + f] += c;
-      fleet_[f] += c;
+      bump(host_[u.prober * filters_ + f]);
+      bump(host_[u.target * filters_ + f]);
+      bump(tor_[tp * filters_ + f]);
+      bump(fleet_[f]);
       if (!cross) continue;
-      tor_[tt * filters_ + f] += c;
-      uplink_[tp * filters_ + f] += c;
-      uplink_[tt * filters_ + f] += c;
-      pair_[pair * filters_ + f] += c;
-      fabric_[f] += c;
+      bump(tor_[tt * filters_ + f]);
+      bump(uplink_[tp * filters_ + f]);
+      bump(uplink_[tt * filters_ + f]);
+      bump(pair_[pair * filters_ + f]);
+      bump(fabric_[f]);
     }
   }
 
-  size_t filters() const { return filters_; }
+
+ public:
+  // The filters a candidate may have: none, one size, one DSCP. Beyond
+  // them the (size, DSCP) cells, which only peers are taken from.
+  size_t filters() const { return classes_; }
+  // The aggregates over every window, explained or not (ClassPeers).
+  void SetWhole(const Aggregates* whole) { whole_ = whole; }
   const Observations& obs() const { return obs_; }
   // Counts of scope `index` of `kind` under filter f.
   const Counts& At(SuspectKind kind, size_t index, size_t f) const {
@@ -130,7 +147,51 @@ class Aggregates {
   // the fabric's (whose peers are its other classes); the fleet is named
   // for a class only when its probes within ToRs suffer too.
   Counts Judged(SuspectKind kind, size_t index, size_t f) const {
-    if (kind == SuspectKind::kFleet && f != 0) return fleet_[f] - fabric_[f];
+    if (f != 0) return ClassPeers(kind, index, f).first;
+    return At(kind, index, f);
+  }
+
+  // A class's counts and its peers', stratified by the other dimension:
+  // for a DSCP, within each size, against the DSCPs that fare better there
+  // (at most half its rate: a class a little better by chance is no
+  // reference), and back for a size. The other classes are taken over
+  // every window but those an unrestricted suspect explained: once a
+  // class's fault is set aside, what is left of that class (the probes
+  // within ToRs) is no reference. Two class faults at once (a spine dropping DSCP
+  // 26 and frames of 1 KiB) are each judged where the other is not. The
+  // strata where no class fares better are left out of both.
+  std::pair<Counts, Counts> ClassPeers(SuspectKind kind, size_t index, size_t f) const {
+    const size_t sizes = obs_.sizes().size(), dscps = obs_.dscps().size();
+    const bool by_size = f <= sizes;
+    const size_t mine = by_size ? f - 1 : f - 1 - sizes;
+    const size_t strata = by_size ? dscps : sizes, others = by_size ? sizes : dscps;
+    std::pair<Counts, Counts> out;
+    for (size_t st = 0; st < strata; ++st) {
+      auto cell = [&](size_t c) { return by_size ? CellCounts(kind, index, c, st) : CellCounts(kind, index, st, c); };
+      const Counts own = cell(mine);
+      auto whole_cell = [&](size_t c) {
+        const Aggregates& w = whole_ != nullptr ? *whole_ : *this;
+        return by_size ? w.CellCounts(kind, index, c, st) : w.CellCounts(kind, index, st, c);
+      };
+      Counts better;
+      for (size_t c = 0; c < others; ++c) {
+        const Counts other = whole_cell(c);
+        if (c != mine && kClassBetter * Rate(other.k, other.n) < Rate(own.k, own.n)) better += other;
+      }
+      if (better.n == 0) continue;
+      out.first += own;
+      out.second += better;
+    }
+    return out;
+  }
+
+  size_t Cell(size_t size_class, size_t dscp_class) const {
+    return classes_ + size_class * obs_.dscps().size() + dscp_class;
+  }
+  // A cell's counts; for the fleet, those within ToRs (see Judged).
+  Counts CellCounts(SuspectKind kind, size_t index, size_t size_class, size_t dscp_class) const {
+    const size_t f = Cell(size_class, dscp_class);
+    if (kind == SuspectKind::kFleet) return fleet_[f] - fabric_[f];
     return At(kind, index, f);
   }
 
@@ -160,21 +221,7 @@ class Aggregates {
   // over all of either is its background moving).
   Counts Peers(SuspectKind kind, size_t index, size_t f) const {
     const Counts& own = At(kind, index, f);
-    if (f != 0) {
-      // The classes doing better than this one: a fault of several
-      // classes (every size of 1 KiB and more) is judged against those it
-      // spares.
-      const size_t sizes = obs_.sizes().size();
-      const size_t first = f <= sizes ? 1 : 1 + sizes;
-      const size_t last = f <= sizes ? sizes : filters_ - 1;
-      const Counts mine = Judged(kind, index, f);
-      Counts others;
-      for (size_t g = first; g <= last; ++g) {
-        const Counts other = Judged(kind, index, g);
-        if (g != f && Rate(other.k, other.n) < Rate(mine.k, mine.n)) others += other;
-      }
-      return others;
-    }
+    if (f != 0) return ClassPeers(kind, index, f).second;
     switch (kind) {
       case SuspectKind::kHost:
       case SuspectKind::kRnic:
@@ -200,7 +247,8 @@ class Aggregates {
   const Observations& obs_;
   const absl::flat_hash_map<uint64_t, uint32_t>& pair_index_;
   Symptom symptom_;
-  size_t filters_;
+  size_t classes_, filters_;
+  const Aggregates* whole_ = nullptr;  // over every window, for ClassPeers
   std::vector<Counts> host_, tor_, uplink_, pair_;
   std::vector<Counts> fabric_, fleet_;
 };
@@ -513,14 +561,15 @@ Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f,
   if (c.k < options.min_lost) return {};
   const Counts peers = agg.Peers(kind, index, f);
   if (peers.n == 0) return {};
-  const double peer_rate = std::max(Rate(peers.k, peers.n), Rate(peers.hk, peers.hn));
+  const double peer_rate =
+      std::max({Rate(peers.k, peers.n), Rate(peers.hk, peers.hn), 0.5 / static_cast<double>(peers.n + peers.hn)});
   const double expected = peer_rate * HistoryFactor(c, peers);
   const double reference = std::max(expected, options.baseline_loss);
   if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
   // The peers' counts are a sample too: a two-sample test against them
   // (now and in their history together) as well.
   const double llr = std::min(TwoSampleLlr(c.k, c.n, peers.k + peers.hk, peers.n + peers.hn),
-                              LossLlr(c.k, c.n, std::max(reference, 0.5 / static_cast<double>(peers.n + peers.hn))));
+                              LossLlr(c.k, c.n, reference));
   return {llr, reference};
 }
 
@@ -599,6 +648,20 @@ bool IsMixture(const Counts& part, const Counts& whole, double min_llr) {
   return split >= min_llr;
 }
 
+// A ToR's uplinks holding nearly all of its losses (and a suspect in their
+// own right), the probes within the ToR clearly better off, explain them
+// as well with less: a ToR of two hosts has few probes within it to tell
+// the two apart by a mixture's test. (Not further down: which ToR pair an
+// uplink's losses fall on is ECMP's choice.)
+constexpr double kHoldsAll = 0.9;
+bool HoldsAll(const Counts& part, const Counts& whole) {
+  if (part.n >= whole.n || static_cast<double>(part.k) < kHoldsAll * static_cast<double>(whole.k)) return false;
+  // The rest is clearly better off (a ToR that is down loses its probes
+  // within too).
+  const Counts rest = whole - part;
+  return kDrillRatio * Rate(rest.k, rest.n) <= Rate(part.k, part.n);
+}
+
 // Of a scope holding host part d, the units whose far end is known only
 // as d's ToR (its stand-in's): d's or its ToR mates', nobody can say. They
 // are left out of both sides of d's test, so that what tells a host from
@@ -626,7 +689,9 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
           const Choice d{kind, index, f, j.llr, j.reference, n};
           if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
           if (!Within(obs, pair_keys, d, c)) continue;
-          if (IsMixture(n, WithoutUnassigned(agg, d, c.counts), options.min_llr)) best = d;
+          const Counts whole = WithoutUnassigned(agg, d, c.counts);
+          const bool uplinks_of_tor = c.kind == SuspectKind::kTor && d.kind == SuspectKind::kTorUplink;
+          if (IsMixture(n, whole, options.min_llr) || (uplinks_of_tor && HoldsAll(n, whole))) best = d;
         }
       }
     }
@@ -719,15 +784,25 @@ void Search(const Observations& obs, const absl::flat_hash_map<uint64_t, uint32_
             std::vector<Suspect>* out) {
   const auto& units = obs.units();
   std::vector<uint8_t> explained(units.size(), 0);
+  // Every window but those an unrestricted suspect explained: the other
+  // classes a class is judged against (Aggregates::ClassPeers).
+  Aggregates whole(obs, pair_index, symptom);
+  for (const auto& u : units) whole.Add(u);
+  std::vector<uint8_t> before;
   for (size_t found = 0; found < options.max_suspects; ++found) {
     Aggregates agg(obs, pair_index, symptom);
+    agg.SetWhole(&whole);
     for (size_t i = 0; i < units.size(); ++i) {
       if (!explained[i]) agg.Add(units[i]);
     }
     std::optional<Choice> best = PickBest(agg, options);
     if (!best.has_value()) break;
     const Choice chosen = DrillDown(agg, obs, pair_keys, *best, options);
+    if (chosen.filter == 0) before = explained;
     out->push_back(MakeSuspect(obs, pair_keys, chosen, symptom, &explained, options));
+    for (size_t i = 0; chosen.filter == 0 && i < units.size(); ++i) {
+      if (explained[i] && !before[i]) whole.Remove(units[i]);
+    }
   }
 }
 
