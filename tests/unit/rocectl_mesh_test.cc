@@ -135,7 +135,7 @@ TEST(MeshReport, AHostWhoseAgentSaysItIsBusyIsAHostFinding) {
   EXPECT_THAT(MeshTable(*r), HasSubstr("     host: CPU pressure 95% (some avg10)\n"));
 }
 
-// t1h2's agent is silent, but its peers saw its answers held 300 ms (p99)
+// t1h2's agent is silent, but its peers saw its answers held 900 ms (p99)
 // before half of them timed out: the finding is the host, as they saw it.
 TEST(MeshReport, AnswersHeldLongMakeTheResponderAHostFinding) {
   std::vector<mesh::Member> fleet = Fleet();
@@ -145,17 +145,17 @@ TEST(MeshReport, AnswersHeldLongMakeTheResponderAHostFinding) {
     for (roced::v1::MeshSeries& s : *a.response->mutable_series()) {
       if (s.peer() != "t1h2") continue;
       s.set_lost(100);
-      *s.mutable_responder_hold_p99() = util::ToProto(absl::Milliseconds(300));
+      *s.mutable_responder_hold_p99() = util::ToProto(absl::Milliseconds(900));
     }
     // Held just at the threshold marks nothing.
-    *a.response->mutable_series(0)->mutable_responder_hold_p99() = util::ToProto(absl::Milliseconds(100));
+    *a.response->mutable_series(0)->mutable_responder_hold_p99() = util::ToProto(absl::Milliseconds(500));
   }
   absl::StatusOr<roced::v1::MeshReport> r = BuildMeshReport(fleet, answers, {});
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_FALSE(r->suspects().empty());
   EXPECT_EQ(r->suspects(0).kind(), "host");
   EXPECT_EQ(r->suspects(0).component(), "t1h2");
-  EXPECT_THAT(r->suspects(0).host_reason(), ::testing::MatchesRegex("answers held p99 300 ms, seen by t.h.*"));
+  EXPECT_THAT(r->suspects(0).host_reason(), ::testing::MatchesRegex("answers held p99 900 ms, seen by t.h.*"));
   for (const roced::v1::MeshSuspect& s : r->suspects()) {
     if (s.component() == "t1h2") continue;
     EXPECT_EQ(s.host_reason(), "") << s.component();

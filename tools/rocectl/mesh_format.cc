@@ -47,8 +47,9 @@ std::vector<mesh::Member> Membership(std::vector<mesh::Member> members, const st
   return members;
 }
 
-// A peer whose answers its probers saw held this long (p99) is marked.
-constexpr absl::Duration kHeldLong = absl::Milliseconds(100);
+// A peer whose answers its probers saw held this long (p99) is marked: a
+// starved responder holds for seconds; a slow emulated lab guest, 100 ms.
+constexpr absl::Duration kHeldLong = absl::Milliseconds(500);
 
 // The hosts whose findings are of kind "host": those whose agent says they
 // are busy, then the peers whose answers a prober saw held long (a host's
