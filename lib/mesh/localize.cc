@@ -551,18 +551,18 @@ double HistoryFactor(const Counts& c, const Counts& peers) {
 }
 
 // How far scope (kind, index, f) stands out (LLR, nats) and the rate it
-// is judged against: its peers' rate now (or their history's, when higher:
-// a few peers can be quiet by chance) times its history factor, or the
+// is judged against: its peers' rate now times its history factor, or the
 // floor. The LLR is the smaller of the test against that reference and a
-// two-sample test against the peers' counts (now and before together).
-// Nothing (llr 0) below min_ratio times the reference, or without peers.
+// two-sample test against the peers' counts, now and before together (a
+// few peers can be quiet by chance; a past fault in their history alone
+// does not raise the reference). Nothing (llr 0) below min_ratio times the
+// reference, or without peers.
 Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const LocalizeOptions& options) {
   const Counts c = agg.Judged(kind, index, f);
   if (c.k < options.min_lost) return {};
   const Counts peers = agg.Peers(kind, index, f);
   if (peers.n == 0) return {};
-  const double peer_rate =
-      std::max({Rate(peers.k, peers.n), Rate(peers.hk, peers.hn), 0.5 / static_cast<double>(peers.n + peers.hn)});
+  const double peer_rate = std::max(Rate(peers.k, peers.n), 0.5 / static_cast<double>(peers.n + peers.hn));
   const double expected = peer_rate * HistoryFactor(c, peers);
   const double reference = std::max(expected, options.baseline_loss);
   if (Rate(c.k, c.n) < options.min_ratio * reference) return {};
