@@ -6,8 +6,8 @@
 # a 20 s window. Four faults, one at a time; for each, `rocectl mesh
 # --targets` over the six agents must name the right component as its first
 # suspect within 30 s, and no suspect once it is cleared (a window later):
-#   1. 20% loss on node3's link (its RNIC)            -> rnic node3
-#   2. 20% loss on the link tor1 - spine1 (a ToR port) -> tor_uplinks tor1
+#   1. 20% loss on the link tor1 - spine1 (a ToR port) -> tor_uplinks tor1
+#   2. 20% loss on node3's link (its RNIC)            -> rnic node3
 #   3. spine1 drops RoCE packets of 1 KiB and more     -> fabric (or the
 #      uplinks of the ToR whose pairs ECMP put on spine1), size 1024
 #   4. spine2 drops DSCP 26                            -> the same, DSCP 26
@@ -126,8 +126,7 @@ for a in r["data"]["alerts"]:
 }
 alert_seen=""
 # During the uplink fault: the ToR-pair loss alert fires for tor1 and tor2
-# (either way). Not tor1 and tor3: node3's fault, cleared just before, lost
-# on that pair too and its alert can still be firing from it.
+# (either way).
 await_tor_pair_alert() {
   [[ -n $prom_pid ]] || { log "no prometheus installed: alert not checked"; return 0; }
   local t0=$SECONDS got
@@ -196,8 +195,11 @@ fault() { # NAME WANT INJECT CLEAR [WHILE_ON]
   t=$(wait_for none 60) || fail "$name cleared: a suspect stays ($t)"
   log "$name: '$want' named after ${took[$name]} s; cleared after $t s"
 }
-fault "node3 RNIC loss" "rnic node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem node3 clear'
+# The uplink first: its peers are one ToR pair's few probes, and a fault
+# just before in their history (node3's, under tor3) would weigh in the
+# test against them.
 fault "tor1-spine1 loss" "tor_uplinks tor1" '"$LAB" fault uplink 1 1 loss 20%' '"$LAB" fault uplink 1 1 clear' await_tor_pair_alert
+fault "node3 RNIC loss" "rnic node3" '"$LAB" netem node3 loss 20%' '"$LAB" netem node3 clear'
 # A spine's class drop is named with its class. Which scope holds it is
 # ECMP's choice in a lab of three ToRs: the probes of one ToR pair can all
 # hash onto the other spine (measured once: tor2-tor3 lost 5 of 47 1 KiB
