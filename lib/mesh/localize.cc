@@ -95,6 +95,7 @@ class Aggregates {
         if (!obs_.host_reason(u.prober).empty()) bump(host_[u.prober * filters_ + fs[i]]);
         if (!obs_.host_reason(u.target).empty()) bump(host_[u.target * filters_ + fs[i]]);
       }
+      bump(busy_);
       return;
     }
     const uint32_t tp = obs_.tor_of(u.prober), tt = obs_.tor_of(u.target);
@@ -225,8 +226,14 @@ class Aggregates {
     switch (kind) {
       case SuspectKind::kHost:
       case SuspectKind::kRnic:
-        // A busy host's own probes are not in the pool.
-        return obs_.host_reason(static_cast<uint32_t>(index)).empty() ? fleet_[0] - own : fleet_[0];
+        // A busy host is judged against every other probe, the other busy
+        // hosts' too (when every host is busy, they are all there is).
+        if (!obs_.host_reason(static_cast<uint32_t>(index)).empty()) {
+          Counts others = fleet_[0];
+          others += busy_ - own;
+          return others;
+        }
+        return fleet_[0] - own;
       case SuspectKind::kTor:
         return fleet_[0] - own;
       case SuspectKind::kTorUplink:
@@ -251,6 +258,7 @@ class Aggregates {
   const Aggregates* whole_ = nullptr;  // over every window, for ClassPeers
   std::vector<Counts> host_, tor_, uplink_, pair_;
   std::vector<Counts> fabric_, fleet_;
+  Counts busy_;  // every probe with a busy end, unfiltered
 };
 
 // Member scopes are searched as kRnic; one whose host was marked busy is
@@ -425,6 +433,10 @@ absl::Status Observations::Add(uint32_t prober, uint32_t target, uint32_t size_b
   if (members_[prober].name == members_[target].name) {
     return absl::NotFoundError(absl::StrCat("'", members_[prober].name, "' probes itself"));
   }
+  if (sent > kMaxProbes || hist_sent > kMaxProbes) {
+    return absl::InvalidArgumentError(absl::StrCat(sent > kMaxProbes ? "sent: " : "hist_sent: ",
+                                                   std::max(sent, hist_sent), " is more than ", kMaxProbes));
+  }
   if (absl::Status s = CheckCounts(sent, lost, slow, ""); !s.ok()) return s;
   if (absl::Status s = CheckCounts(hist_sent, hist_lost, hist_slow, "hist_"); !s.ok()) return s;
   if (members_[prober].stands_for_tor) {
@@ -455,7 +467,16 @@ absl::Status Observations::MarkHost(uint32_t member, std::string_view reason) {
         absl::StrCat("host: '", members_[member].name, "' stands for a ToR's hosts, not one host"));
   }
   if (reason.empty()) return absl::InvalidArgumentError("reason: empty; say why the host is busy");
-  if (host_reason_[member].empty()) host_reason_[member] = std::string(reason.substr(0, kMaxHostReason));
+  if (!host_reason_[member].empty()) return absl::OkStatus();
+  // Cut on a character's first byte, control characters replaced: the
+  // reason goes into reports and terminals.
+  size_t end = std::min(reason.size(), kMaxHostReason);
+  while (end < reason.size() && end > 0 && (static_cast<unsigned char>(reason[end]) & 0xc0) == 0x80) --end;
+  std::string kept(reason.substr(0, end));
+  for (char& ch : kept) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+  }
+  host_reason_[member] = std::move(kept);
   return absl::OkStatus();
 }
 

@@ -51,7 +51,7 @@
 // traceroute); an RNIC from the host it sits in.
 //
 // Pure: no I/O, no clock. Observations holds at most kMaxWindows windows
-// (each caller-supplied window costs 32 bytes), so what a caller sends
+// (each caller-supplied window costs 64 bytes), so what a caller sends
 // bounds the memory; Localize's work is linear in the windows times
 // (max_suspects + 1) passes. Not thread-safe for concurrent Add; Localize
 // only reads.
@@ -74,6 +74,9 @@ namespace roced::mesh {
 
 // At most this many windows are kept; Add refuses more.
 inline constexpr size_t kMaxWindows = size_t{1} << 24;
+// At most this many probes a window (now or in its history): every sum
+// over kMaxWindows windows then fits in 64 bits.
+inline constexpr uint64_t kMaxProbes = uint64_t{1} << 38;
 // Distinct probe sizes and DSCPs that get class-restricted candidates;
 // windows of further ones count in the unrestricted scopes only.
 inline constexpr size_t kMaxClassValues = 8;
@@ -108,8 +111,9 @@ class Observations {
  public:
   explicit Observations(std::vector<Member> members);
 
-  // Adds one window. INVALID_ARGUMENT for lost > sent, a DSCP over 63 or
-  // a ToR stand-in as the prober;
+  // Adds one window. INVALID_ARGUMENT for lost > sent, slow over the
+  // answered, counts over kMaxProbes, a DSCP over 63 or a ToR stand-in as
+  // the prober;
   // NOT_FOUND for a prober or target that is not a member, or both the
   // same; RESOURCE_EXHAUSTED beyond kMaxWindows. Nothing is kept on error.
   absl::Status Add(const PathWindow& window);

@@ -524,6 +524,39 @@ TEST(HostNoise, ABusyHostIsNamedAsTheHostNotItsRnicOrTor) {
   EXPECT_EQ(unmarked.suspects[0].kind, SuspectKind::kRnic) << Describe(unmarked);
 }
 
+// Every host busy (a fleet-wide restart): each is judged against the
+// others, so a real fault there is still found, as a host finding.
+TEST(HostNoise, WhenEveryHostIsBusyAFaultIsStillFound) {
+  const auto fleet = Fleet(4, 2);
+  Observations obs = ObserveWorld(fleet, {.loss = HostAt("t2-h1", 0.5, 1e-5), .hist_loss = Uniform(1e-5)});
+  for (const Member& m : fleet) ASSERT_TRUE(obs.MarkHost(m.name, "agent started 5 s ago").ok());
+  Localization l = LocalizeAll(obs);
+  ASSERT_FALSE(l.suspects.empty());
+  EXPECT_EQ(l.suspects[0].kind, SuspectKind::kHost);
+  EXPECT_EQ(l.suspects[0].component, "t2-h1");
+}
+
+// A reason is cut on a character boundary, control characters replaced.
+TEST(HostNoise, AReasonIsKeptPrintableAndWhole) {
+  Observations obs(Fleet(2, 1));
+  std::string reason(kMaxHostReason - 1, 'x');
+  reason += "\xc3\xa9 more";  // a two-byte character across the cut
+  ASSERT_TRUE(obs.MarkHost("t0-h0", reason).ok());
+  EXPECT_EQ(obs.host_reason(0), std::string(kMaxHostReason - 1, 'x'));
+  ASSERT_TRUE(obs.MarkHost("t1-h0", "busy\x1b[31m\r").ok());
+  EXPECT_EQ(obs.host_reason(1), "busy?[31m?");
+}
+
+TEST(Observations, RefusesCountsThatWouldOverflowASum) {
+  Observations obs(Fleet(2, 2));
+  EXPECT_THAT(obs.Add({"t0-h0", "t1-h0", 64, 26, kMaxProbes + 1, 0}).message(),
+              HasSubstr("sent: 274877906945 is more than 274877906944"));
+  PathWindow w{"t0-h0", "t1-h0", 64, 26, 10, 0};
+  w.hist_sent = uint64_t{1} << 63;
+  EXPECT_THAT(obs.Add(w).message(), HasSubstr("hist_sent: "));
+  EXPECT_EQ(obs.windows(), 0u);
+}
+
 TEST(HostNoise, MarkHostRefusesWhatIsNotOneHost) {
   std::vector<Member> members = Fleet(2, 1);
   members.push_back(TorStandIn("tor-1", "pod0"));

@@ -165,6 +165,10 @@ int RunMesh(const CommandContext& ctx, const MeshFlags& flags, const std::vector
     std::cerr << "rocectl: --baseline-loss: \"" << flags.baseline_loss << "\" is not a number\n";
     return kExitUsage;
   }
+  if (absl::Status s = mesh::Validate(options); !s.ok()) {
+    std::cerr << "rocectl: --baseline-loss: " << flags.baseline_loss << " is not 0 (none) or in [1e-9, 0.1]\n";
+    return kExitUsage;
+  }
   if (!flags.targets.empty() + !flags.dns.empty() + !flags.prometheus.empty() > 1) {
     std::cerr << "rocectl: mesh: give one of --targets, --dns and --prometheus\n";
     return kExitUsage;
@@ -210,8 +214,8 @@ CommandRun BindMesh(util::ArgParser* parser) {
   parser->AddDuration("window", &flags->window, "DURATION",
                       "mesh --prometheus: the window the counts are taken over (10s to 24h).");
   parser->AddString("baseline-loss", &flags->baseline_loss, "P",
-                    "mesh: an optional floor under the reference rate each scope is judged against (its "
-                    "peers' now and its own history's): default none; 1e-9 to 0.1.");
+                    "mesh: an optional floor under the rate each scope is judged against (its peers' "
+                    "now times its history factor): default none; 1e-9 to 0.1.");
   return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
     return RunMesh(ctx, *flags, args);
   };

@@ -47,6 +47,21 @@ std::vector<mesh::Member> Membership(std::vector<mesh::Member> members, const st
   return members;
 }
 
+// Names and reasons come from agents and Prometheus labels: control
+// characters are shown escaped, not sent to the terminal.
+std::string Printable(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b < 0x20 || b == 0x7f) {
+      absl::StrAppend(&out, absl::StrFormat("\\x%02x", b));
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
 // A peer whose answers its probers saw held this long (p99) is marked: a
 // starved responder holds for seconds; a slow emulated lab guest, 100 ms.
 constexpr absl::Duration kHeldLong = absl::Milliseconds(500);
@@ -240,7 +255,7 @@ std::string SuspectsText(const roced::v1::MeshReport& r) {
   std::string out = "Suspects (most significant first):\n";
   int n = 0;
   for (const roced::v1::MeshSuspect& s : r.suspects()) {
-    std::string what = absl::StrCat(s.kind(), s.component().empty() ? "" : " " + s.component());
+    std::string what = absl::StrCat(s.kind(), s.component().empty() ? "" : " " + Printable(s.component()));
     if (s.has_size_bytes()) absl::StrAppend(&what, ", probes of ", s.size_bytes(), " B");
     if (s.has_dscp()) absl::StrAppend(&what, ", DSCP ", s.dscp());
     // A latency suspect counts the probes answered, and those answered late.
@@ -250,8 +265,8 @@ std::string SuspectsText(const roced::v1::MeshReport& r) {
             : absl::StrFormat("lost %d/%d (%s)", s.lost(), s.sent(), Percent(s.lost(), s.sent()));
     absl::StrAppend(&out, absl::StrFormat("  %d. %-40s %s, reference %.2g%%, confidence %.2f\n", ++n, what, counts,
                                           100 * s.reference(), s.confidence()));
-    if (!s.host_reason().empty()) absl::StrAppend(&out, "     host: ", s.host_reason(), "\n");
-    if (!s.evidence().empty()) absl::StrAppend(&out, "     ", s.evidence(), "\n");
+    if (!s.host_reason().empty()) absl::StrAppend(&out, "     host: ", Printable(s.host_reason()), "\n");
+    if (!s.evidence().empty()) absl::StrAppend(&out, "     ", Printable(s.evidence()), "\n");
   }
   return out;
 }

@@ -27,7 +27,7 @@ struct MeshAnswer {
 // The answers localized over `members` (the inventory; empty: the agents
 // that answered and the peers they list), each series with its slow and
 // history counts. A host whose agent says it is busy (host_busy), or whose
-// answers a prober saw held over 100 ms (responder_hold_p99), is marked
+// answers a prober saw held over 500 ms (responder_hold_p99), is marked
 // (mesh::Observations::MarkHost): a finding on it is of kind "host".
 // INVALID_ARGUMENT for options mesh::Validate refuses.
 absl::StatusOr<roced::v1::MeshReport> BuildMeshReport(std::vector<mesh::Member> members,

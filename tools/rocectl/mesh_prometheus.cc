@@ -63,7 +63,9 @@ PrometheusMeshQueries MeshQueries(absl::Duration window) {
                         "))");
   q.p99 = absl::StrCat(
       "histogram_quantile(0.99, sum by (instance, peer_tor, peer, le) (rate(roced_mesh_rtt_seconds_bucket", w, ")))");
-  q.busy = absl::StrCat("max by (instance) (max_over_time(roced_mesh_host_busy", w, "))");
+  // Busy now: a restart hours into a long --window is no reason to read
+  // the host's every probe as the host's.
+  q.busy = "max by (instance) (roced_mesh_host_busy)";
   return q;
 }
 

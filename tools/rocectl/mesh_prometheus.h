@@ -12,10 +12,11 @@
 //   sum by (instance, tor, peer_tor, peer, size, dscp) (increase(roced_mesh_probes_sent_total[W]))
 //   the same for roced_mesh_probes_lost_total
 //   histogram_quantile(0.99, sum by (instance, peer_tor, peer, le) (rate(roced_mesh_rtt_seconds_bucket[W])))
-//   max by (instance) (max_over_time(roced_mesh_host_busy[W]))
+//   max by (instance) (roced_mesh_host_busy)
 // roced_mesh_info names the prober behind each scrape target (instance);
-// an agent whose roced_mesh_host_busy was 1 in the window answers as busy
-// (host_busy), so that its host is marked. The series keep no history nor
+// an agent whose roced_mesh_host_busy is 1 now answers as busy (host_busy),
+// so that its host is marked (not one busy at any time in a long window:
+// a restart hours ago says nothing of its probes now). The series keep no history nor
 // slow counts: the scopes are judged against their peers only.
 #pragma once
 
