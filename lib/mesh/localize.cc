@@ -147,9 +147,10 @@ class Aggregates {
   // class, only the probes within ToRs. A class lost across ToRs alone is
   // the fabric's (whose peers are its other classes); the fleet is named
   // for a class only when its probes within ToRs suffer too.
-  Counts Judged(SuspectKind kind, size_t index, size_t f) const {
-    if (f != 0) return ClassPeers(kind, index, f).first;
-    return At(kind, index, f);
+  // Both at once: a class's are one stratified pass (ClassPeers).
+  std::pair<Counts, Counts> JudgedAndPeers(SuspectKind kind, size_t index, size_t f) const {
+    if (f != 0) return ClassPeers(kind, index, f);
+    return {At(kind, index, f), Peers(kind, index)};
   }
 
   // A class's counts and its peers', stratified by the other dimension:
@@ -189,7 +190,7 @@ class Aggregates {
   size_t Cell(size_t size_class, size_t dscp_class) const {
     return classes_ + size_class * obs_.dscps().size() + dscp_class;
   }
-  // A cell's counts; for the fleet, those within ToRs (see Judged).
+  // A cell's counts; for the fleet, those within ToRs (see JudgedAndPeers).
   Counts CellCounts(SuspectKind kind, size_t index, size_t size_class, size_t dscp_class) const {
     const size_t f = Cell(size_class, dscp_class);
     if (kind == SuspectKind::kFleet) return fleet_[f] - fabric_[f];
@@ -213,16 +214,13 @@ class Aggregates {
     return 1;
   }
 
-  // What scope (kind, index, f) is judged against now: unrestricted, the
-  // other scopes of its kind (every probe for hosts and ToRs, the probes
-  // across ToRs for uplinks and ToR pairs); restricted to a class, the same
-  // scope in the other classes of that dimension that fare better. Empty
-  // when it has none
-  // (the fleet and the fabric unrestricted are their own peers: a rise
-  // over all of either is its background moving).
-  Counts Peers(SuspectKind kind, size_t index, size_t f) const {
-    const Counts& own = At(kind, index, f);
-    if (f != 0) return ClassPeers(kind, index, f).second;
+  // What unrestricted scope (kind, index) is judged against now: the other
+  // scopes of its kind (every probe for hosts and ToRs, the probes across
+  // ToRs for uplinks and ToR pairs); a class's are ClassPeers'. Empty when
+  // it has none (the fleet and the fabric unrestricted are their own peers:
+  // a rise over all of either is its background moving).
+  Counts Peers(SuspectKind kind, size_t index) const {
+    const Counts& own = At(kind, index, 0);
     switch (kind) {
       case SuspectKind::kHost:
       case SuspectKind::kRnic:
@@ -579,10 +577,8 @@ double HistoryFactor(const Counts& c, const Counts& peers) {
 // does not raise the reference). Nothing (llr 0) below min_ratio times the
 // reference, or without peers.
 Judgement Judge(const Aggregates& agg, SuspectKind kind, size_t index, size_t f, const LocalizeOptions& options) {
-  const Counts c = agg.Judged(kind, index, f);
-  if (c.k < options.min_lost) return {};
-  const Counts peers = agg.Peers(kind, index, f);
-  if (peers.n == 0) return {};
+  const auto [c, peers] = agg.JudgedAndPeers(kind, index, f);
+  if (c.k < options.min_lost || peers.n == 0) return {};
   const double peer_rate = std::max(Rate(peers.k, peers.n), 0.5 / static_cast<double>(peers.n + peers.hn));
   const double expected = peer_rate * HistoryFactor(c, peers);
   const double reference = std::max(expected, options.baseline_loss);
