@@ -87,16 +87,13 @@ const std::vector<Command>& Commands() {
        BindDiagnose, true, "findings that break RoCE, each with why and fix",
        "diagnose --checks pfc_dscp,ecn"},
       {"mesh", "mesh [--targets FILE | --dns NAME:PORT | --prometheus URL [--window DUR]] [--baseline-loss P]",
-       "The fleet mesh: what the agents' UD probes of each other saw, as a\n"
-       "ToR-by-ToR matrix of loss and worst p99, and the suspects localized\n"
-       "from it: rnic (an RNIC or its link), host (a host its agent says is\n"
-       "busy: CPU starved, stalled, just started), tor_pair, tor, tor_uplinks,\n"
-       "fabric, fleet; each of loss or of latency (answers over 4x the path's\n"
-       "learned round trip), maybe of one size or DSCP. Each is judged against\n"
-       "its peers now times how it fared against them before (its reference);\n"
-       "no loss rate is configured. From the --target agent, every agent of an\n"
-       "inventory or DNS name, or a Prometheus server. Exits 1 when a suspect\n"
-       "is named, 2 on a bad inventory.",
+       "The fleet mesh: the agents' UD probes of each other as a ToR-by-ToR\n"
+       "matrix of loss and worst p99, and the suspects localized from it: rnic,\n"
+       "host (its agent says busy: CPU starved, stalled, just started),\n"
+       "tor_pair, tor, tor_uplinks, fabric, fleet; of loss or of latency (over\n"
+       "4x the path's learned round trip), maybe of one size or DSCP. Each is\n"
+       "judged against its peers now times its own history; no loss rate is\n"
+       "configured. Exits 1 when a suspect is named, 2 on a bad inventory.",
        BindMesh, true, "the fleet mesh's loss and latency, localized",
        "mesh --targets fleet.txt"},
       {"events", "events [--for DUR] [--count N] [--initial]",

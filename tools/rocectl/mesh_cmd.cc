@@ -214,8 +214,8 @@ CommandRun BindMesh(util::ArgParser* parser) {
   parser->AddDuration("window", &flags->window, "DURATION",
                       "mesh --prometheus: the window the counts are taken over (10s to 24h).");
   parser->AddString("baseline-loss", &flags->baseline_loss, "P",
-                    "mesh: an optional floor under the rate each scope is judged against (its peers' "
-                    "now times its history factor): default none; 1e-9 to 0.1.");
+                    "mesh: an optional floor under each scope's reference loss rate: default none; "
+                    "1e-9 to 0.1.");
   return [flags](const CommandContext& ctx, const std::vector<std::string>& args) {
     return RunMesh(ctx, *flags, args);
   };
