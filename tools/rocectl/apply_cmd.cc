@@ -14,6 +14,7 @@
 #include "rollout/rollout.h"
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 #include "util/fs.h"
 
 namespace roced::ctl {
@@ -277,19 +278,12 @@ int RunApply(const CommandContext& ctx, const ApplyFlags& flags, const std::vect
   }
   *req.mutable_config() = *config;
   if (req.has_confirm_policy()) JudgeTraffic(&req);
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext cctx;
-  cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::ApplyConfigResponse resp;
-  grpc::Status st = stub->ApplyConfig(&cctx, req, &resp);
+  grpc::Status st = CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::ApplyConfig, req, &resp);
   if (!st.ok()) return FailRpc(ctx, st);
-  switch (ctx.output) {
-    case Output::kJson: std::cout << ToJson(resp); break;
-    case Output::kYaml: std::cout << ToYaml(resp); break;
-    case Output::kTable:
-      std::cout << PlanText(resp, flags.dry_run, req.has_confirm_policy() ? &req.confirm_policy() : nullptr);
-      break;
-  }
+  Print(ctx.output, resp, [&] {
+    return PlanText(resp, flags.dry_run, req.has_confirm_policy() ? &req.confirm_policy() : nullptr);
+  });
   return ApplyExitCode(resp, flags.dry_run);
 }
 

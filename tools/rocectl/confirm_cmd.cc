@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 #include "tools/rocectl/commands.h"
 
 namespace roced::ctl {
@@ -23,25 +24,15 @@ bool GenerationArg(const std::string& command, const std::vector<std::string>& a
   return true;
 }
 
-grpc::ClientContext* WithDeadline(const CommandContext& ctx, grpc::ClientContext* cctx) {
-  cctx->set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
-  return cctx;
-}
-
 int RunConfirm(const CommandContext& ctx, const std::vector<std::string>& args) {
   roced::v1::ConfirmConfigRequest req;
   uint64_t g = 0;
   if (!GenerationArg("confirm", args, &g)) return kExitUsage;
   req.set_generation(g);
-  grpc::ClientContext cctx;
   roced::v1::ConfirmConfigResponse resp;
-  grpc::Status st = roced::v1::Agent::NewStub(ctx.channel)->ConfirmConfig(WithDeadline(ctx, &cctx), req, &resp);
+  grpc::Status st = CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::ConfirmConfig, req, &resp);
   if (!st.ok()) return FailRpc(ctx, st);
-  if (ctx.output == Output::kTable) {
-    std::cout << "Generation " << resp.generation() << " confirmed.\n";
-  } else {
-    std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
-  }
+  Print(ctx.output, resp, [&] { return absl::StrCat("Generation ", resp.generation(), " confirmed.\n"); });
   return kExitOk;
 }
 
@@ -50,17 +41,14 @@ int RunRollback(const CommandContext& ctx, const std::vector<std::string>& args)
   uint64_t g = 0;
   if (!GenerationArg("rollback", args, &g)) return kExitUsage;
   req.set_generation(g);
-  grpc::ClientContext cctx;
   roced::v1::RollbackConfigResponse resp;
-  grpc::Status st = roced::v1::Agent::NewStub(ctx.channel)->RollbackConfig(WithDeadline(ctx, &cctx), req, &resp);
+  grpc::Status st = CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::RollbackConfig, req, &resp);
   if (!st.ok()) return FailRpc(ctx, st);
-  if (ctx.output == Output::kTable) {
-    std::cout << "Provisional generation " << resp.rollback().generation()
-              << " rolled back: its previous config is in force again as generation "
-              << resp.rollback().returned_to() << ".\n";
-  } else {
-    std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
-  }
+  Print(ctx.output, resp, [&] {
+    return absl::StrCat("Provisional generation ", resp.rollback().generation(),
+                        " rolled back: its previous config is in force again as generation ",
+                        resp.rollback().returned_to(), ".\n");
+  });
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 
 namespace roced::ctl {
 
@@ -28,25 +29,18 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
   if (!NoArguments("counters", args)) return kExitUsage;
   if (flags.interval <= absl::ZeroDuration()) {
     std::cerr << "rocectl: --interval must be positive\n";
-    return 2;
+    return kExitUsage;
   }
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
   roced::v1::GetCountersRequest request;
   request.set_device(flags.device);
   request.set_netdev(flags.netdev);
   auto read = [&](roced::v1::GetCountersResponse* response) {
-    grpc::ClientContext call;
-    call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
-    grpc::Status s = stub->GetCounters(&call, request, response);
+    grpc::Status s = CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::GetCounters, request, response);
     if (!s.ok()) FailRpc(ctx, s);
     return s.ok();
   };
   auto print = [&](const roced::v1::GetCountersResponse& r, bool rates) {
-    switch (ctx.output) {
-      case Output::kTable: std::cout << CountersTable(r, rates, rates && !flags.all); break;
-      case Output::kJson: std::cout << ToJson(r); break;
-      case Output::kYaml: std::cout << ToYaml(r); break;
-    }
+    Print(ctx.output, r, [&] { return CountersTable(r, rates, rates && !flags.all); });
     std::cout.flush();
   };
 
@@ -54,7 +48,7 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
   if (!read(&response)) return kExitFailed;
   if (!flags.rate && !flags.watch) {
     print(response, false);
-    return 0;
+    return kExitOk;
   }
   // The agent computes rates against the previous GetCounters call it
   // answered; the first reading above is that call.
@@ -69,7 +63,7 @@ int RunCounters(const CommandContext& ctx, const CountersFlags& flags,
     }
     print(response, true);
   } while (flags.watch);
-  return 0;
+  return kExitOk;
 }
 
 CommandRun BindCounters(util::ArgParser* parser) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "diagnose/checks.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 
 namespace roced::ctl {
 
@@ -80,21 +81,14 @@ int RunDiagnose(const CommandContext& ctx, const DiagnoseFlags& flags, const std
   for (absl::string_view name : absl::StrSplit(flags.checks, ',', absl::SkipWhitespace())) {
     req.add_checks(std::string(name));
   }
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext cctx;
-  cctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::DiagnoseResponse resp;
-  grpc::Status s = stub->Diagnose(&cctx, req, &resp);
+  grpc::Status s = CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::Diagnose, req, &resp);
   if (!s.ok()) {
     // An unknown check name is the caller's usage error.
     if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) return Fail(ctx, DescribeRpcError(s, ctx), kExitUsage);
     return FailRpc(ctx, s);
   }
-  if (ctx.output == Output::kTable) {
-    std::cout << DiagnoseText(resp);
-  } else {
-    std::cout << (ctx.output == Output::kJson ? ToJson(resp) : ToYaml(resp));
-  }
+  Print(ctx.output, resp, [&] { return DiagnoseText(resp); });
   return DiagnoseExitCode(resp);
 }
 

@@ -13,6 +13,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 #include "tools/rocectl/commands.h"
 
 namespace roced::ctl {
@@ -48,14 +49,12 @@ int RunEvents(const CommandContext& ctx, const EventsFlags& flags, const std::ve
     std::cerr << "rocectl: --for must not be negative\n";
     return kExitUsage;
   }
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
+  roced::v1::Agent::Stub stub(ctx.channel);
   grpc::ClientContext call;
-  if (flags.for_duration > absl::ZeroDuration()) {
-    call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(flags.for_duration));
-  }
+  if (flags.for_duration > absl::ZeroDuration()) call.set_deadline(DeadlineIn(flags.for_duration));
   roced::v1::WatchStateRequest request;
   request.set_skip_initial_state(!flags.initial);
-  std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader = stub->WatchState(&call, request);
+  std::unique_ptr<grpc::ClientReader<roced::v1::StateEvent>> reader = stub.WatchState(&call, request);
   roced::v1::StateEvent event;
   uint64_t seen = 0;
   while ((flags.count == 0 || seen < flags.count) && reader->Read(&event)) {

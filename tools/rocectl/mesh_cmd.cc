@@ -13,6 +13,7 @@
 #include "mesh/inventory.h"
 #include "model/defaults.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 #include "tools/rocectl/commands.h"
 #include "tools/rocectl/mesh_format.h"
 #include "tools/rocectl/mesh_prometheus.h"
@@ -33,11 +34,9 @@ struct MeshFlags {
 };
 
 MeshAnswer Ask(const std::shared_ptr<grpc::Channel>& channel, const CommandContext& ctx, MeshAnswer answer) {
-  auto stub = roced::v1::Agent::NewStub(channel);
-  grpc::ClientContext call;
-  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::ListMeshResultsResponse response;
-  grpc::Status s = stub->ListMeshResults(&call, roced::v1::ListMeshResultsRequest(), &response);
+  grpc::Status s = CallAgent(channel, ctx.timeout, &roced::v1::Agent::Stub::ListMeshResults,
+                             roced::v1::ListMeshResultsRequest(), &response);
   if (s.ok()) {
     answer.response = std::move(response);
   } else {

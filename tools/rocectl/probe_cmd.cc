@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "model/probe_limits.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 
 namespace roced::ctl {
 
@@ -129,16 +130,12 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
           ? absl::Seconds(150)
           : 3 * (flags.duration > absl::ZeroDuration() ? flags.duration : model::probe_limits::kMaxDuration) +
                 absl::Seconds(20);
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext call;
-  call.set_deadline(std::chrono::system_clock::now() +
-                    absl::ToChronoNanoseconds(ctx.timeout + run_bound));
   roced::v1::ProbeResult result;
   grpc::Status status;
   {
     Progress progress(absl::StrCat("probing ", args[0], " (", ProbeKindText(*kind), ")"),
                       ctx.output == Output::kTable && isatty(STDERR_FILENO));
-    status = stub->RunProbe(&call, request, &result);
+    status = CallAgent(ctx.channel, ctx.timeout + run_bound, &roced::v1::Agent::Stub::RunProbe, request, &result);
   }
   if (!status.ok()) {
     if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
@@ -146,11 +143,7 @@ int RunProbeCommand(const CommandContext& ctx, const ProbeFlags& flags,
     }
     return FailRpc(ctx, status);
   }
-  switch (ctx.output) {
-    case Output::kTable: std::cout << ProbeResultText(result); break;
-    case Output::kJson: std::cout << ToJson(result); break;
-    case Output::kYaml: std::cout << ToYaml(result); break;
-  }
+  Print(ctx.output, result, [&] { return ProbeResultText(result); });
   // A probe that ran and failed is what the caller asked to find out.
   return result.success() ? kExitOk : kExitFindings;
 }
@@ -170,17 +163,11 @@ int RunProbesCommand(const CommandContext& ctx, const ProbeFlags& flags,
   if (!args.empty()) request.set_peer(args[0]);
   request.set_kind(*kind);
   request.set_limit(static_cast<uint32_t>(std::min<uint64_t>(flags.limit, UINT32_MAX)));
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext call;
-  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
   roced::v1::ListProbeResultsResponse response;
-  grpc::Status status = stub->ListProbeResults(&call, request, &response);
+  grpc::Status status =
+      CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::ListProbeResults, request, &response);
   if (!status.ok()) return FailRpc(ctx, status);
-  switch (ctx.output) {
-    case Output::kTable: std::cout << ProbeHistoryTable(response); break;
-    case Output::kJson: std::cout << ToJson(response); break;
-    case Output::kYaml: std::cout << ToYaml(response); break;
-  }
+  Print(ctx.output, response, [&] { return ProbeHistoryTable(response); });
   return kExitOk;
 }
 

@@ -38,6 +38,7 @@
 #include "model/validate.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "tools/rocectl/apply_cmd.h"
+#include "tools/rocectl/call.h"
 #include "tools/rocectl/commands.h"
 #include "rollout/rollout.h"
 #include "rollout/state_file.h"
@@ -323,17 +324,12 @@ class Runner {
   }
 
   grpc::Status GetState(size_t i, roced::v1::NodeState* out) {
-    auto stub = roced::v1::Agent::NewStub(channels_[i]);
-    grpc::ClientContext call;
-    call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx_.timeout));
-    return stub->GetState(&call, roced::v1::GetStateRequest(), out);
+    return CallAgent(channels_[i], ctx_.timeout, &roced::v1::Agent::Stub::GetState, roced::v1::GetStateRequest(),
+                     out);
   }
 
   grpc::Status Apply(size_t i, const roced::v1::ApplyConfigRequest& req, roced::v1::ApplyConfigResponse* out) {
-    auto stub = roced::v1::Agent::NewStub(channels_[i]);
-    grpc::ClientContext call;
-    call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx_.timeout));
-    return stub->ApplyConfig(&call, req, out);
+    return CallAgent(channels_[i], ctx_.timeout, &roced::v1::Agent::Stub::ApplyConfig, req, out);
   }
 
   std::string Describe(const grpc::Status& s, size_t i) { return DescribeRpcError(s, Snapshot(i).address()); }

@@ -1,7 +1,7 @@
 // `rocectl status`: the node as the agent sees it (GetState).
 #include <iostream>
 
-#include "roced/v1/agent.grpc.pb.h"
+#include "tools/rocectl/call.h"
 #include "tools/rocectl/commands.h"
 
 namespace roced::ctl {
@@ -13,10 +13,7 @@ bool NoArguments(absl::string_view command, const std::vector<std::string>& args
 }
 
 grpc::Status FetchState(const CommandContext& ctx, roced::v1::NodeState* state) {
-  auto stub = roced::v1::Agent::NewStub(ctx.channel);
-  grpc::ClientContext call;
-  call.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(ctx.timeout));
-  return stub->GetState(&call, roced::v1::GetStateRequest(), state);
+  return CallAgent(ctx.channel, ctx.timeout, &roced::v1::Agent::Stub::GetState, roced::v1::GetStateRequest(), state);
 }
 
 namespace {
@@ -26,11 +23,7 @@ int RunStatus(const CommandContext& ctx, const std::vector<std::string>& args) {
   roced::v1::NodeState state;
   grpc::Status status = FetchState(ctx, &state);
   if (!status.ok()) return FailRpc(ctx, status);
-  switch (ctx.output) {
-    case Output::kTable: std::cout << StatusTable(state); break;
-    case Output::kJson: std::cout << ToJson(state); break;
-    case Output::kYaml: std::cout << ToYaml(state); break;
-  }
+  Print(ctx.output, state, [&] { return StatusTable(state); });
   return kExitOk;
 }
 
