@@ -20,37 +20,33 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 
-pass=0
-fail=0
-ok() { echo "ok   - $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@" >"$WORK/last.out" 2>&1; then ok "$what"; else cat "$WORK/last.out"; bad "$what"; fi; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (runs rocectl as other users)"; exit 77; }
 command -v setpriv >/dev/null || { echo "SKIP: setpriv (util-linux) not installed"; exit 77; }
 
-# shellcheck source=lib.sh
-source "$SRC/tests/e2e/lib.sh"
 tls_fixture_files viewer
 
 # --- start-up refusals -------------------------------------------------------
 set +e
 out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
   --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
-check "explicit TCP without TLS or --insecure: exit 1" test "$rc" = 1
-check "... naming the flags to add" grep -q "needs --tls-cert, --tls-key and --tls-client-ca (mutual TLS), or --insecure" <<<"$out"
+check_quiet "explicit TCP without TLS or --insecure: exit 1" test "$rc" = 1
+check_quiet "... naming the flags to add" grep -q "needs --tls-cert, --tls-key and --tls-client-ca (mutual TLS), or --insecure" <<<"$out"
 out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen 0.0.0.0:0 --insecure \
   --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
-check "--insecure off loopback: exit 1 asking for --insecure-allow-remote" \
+check_quiet "--insecure off loopback: exit 1 asking for --insecure-allow-remote" \
   test "$rc" = 1 -a -n "$(grep -- '--insecure-allow-remote' <<<"$out")"
 out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --grpc-listen 127.0.0.1:0 \
   --tls-cert "$C/expired.crt" --tls-key "$C/expired.key" --tls-client-ca "$C/ca.crt" \
   --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
-check "an expired server certificate stops start-up naming the file" \
+check_quiet "an expired server certificate stops start-up naming the file" \
   test "$rc" = 1 -a -n "$(grep -- "--tls-cert $C/expired.crt: certificate /CN=expired.test expired on" <<<"$out")"
 out=$("$BIN/roced" --sysfs-root "$FIXTURE" --config "$WORK/roced.yaml" --access-file "$WORK/nope.yaml" \
   --grpc-listen '' --metrics-listen '' --socket '' --state-dir "$WORK/s0" 2>&1); rc=$?
-check "a missing access file stops start-up naming it" test "$rc" = 1 -a -n "$(grep -- "$WORK/nope.yaml" <<<"$out")"
+check_quiet "a missing access file stops start-up naming it" \
+  test "$rc" = 1 -a -n "$(grep -- "$WORK/nope.yaml" <<<"$out")"
 set -e
 
 # --- the agent under mutual TLS ----------------------------------------------
@@ -69,79 +65,80 @@ one_line() {  # one_line PATTERN CMD...: exit 3 (failed) and exactly one line ma
   set +e; out=$("$@" 2>&1); rc=$?; set -e
   [ "$rc" = 3 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q -- "$pattern" <<<"$out" || { echo "  got (rc $rc): $out"; return 1; }
 }
-check "admin certificate: status" tcp admin status
-check "admin certificate: apply" tcp admin apply -f "$WORK/roced.yaml"
-check "viewer certificate: status" tcp viewer status
-check "viewer apply: one line naming the method and the role needed" \
+check_quiet "admin certificate: status" tcp admin status
+check_quiet "admin certificate: apply" tcp admin apply -f "$WORK/roced.yaml"
+check_quiet "viewer certificate: status" tcp viewer status
+check_quiet "viewer apply: one line naming the method and the role needed" \
   one_line "permission denied by the agent at 127.0.0.1:$GRPC_PORT: /roced.v1.Agent/ApplyConfig needs the admin role; viewer.test has viewer" \
   tcp viewer apply -f "$WORK/roced.yaml"
-check "no client certificate: one line asking for one" \
+check_quiet "no client certificate: one line asking for one" \
   one_line "the agent requires a client certificate: give --cert and --key" \
   "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" status
-check "a certificate of another CA: the agent refused it" \
+check_quiet "a certificate of another CA: the agent refused it" \
   one_line "the agent refused this client's certificate" tcp other status
-check "an expired certificate: refused before connecting, with its date" \
+check_quiet "an expired certificate: refused before connecting, with its date" \
   one_line "--cert $C/expired.crt: certificate /CN=expired.test expired on" tcp expired status
-check "a missing certificate file: named" \
+check_quiet "a missing certificate file: named" \
   one_line "--cert /nonexistent.crt: " "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" \
   --cert /nonexistent.crt --key "$C/admin.key" status
-check "the wrong --ca: the agent's certificate is not trusted by it" \
+check_quiet "the wrong --ca: the agent's certificate is not trusted by it" \
   one_line "the agent's certificate is not trusted by --ca $C/other-ca.crt" \
   "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/other-ca.crt" --cert "$C/admin.crt" --key "$C/admin.key" status
-check "--target without --ca: one line saying what to give" \
+check_quiet "--target without --ca: one line saying what to give" \
   one_line "--target uses mutual TLS: give --ca" "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" status
-check "plaintext to the TLS port: one line suggesting TLS" \
+check_quiet "plaintext to the TLS port: one line suggesting TLS" \
   one_line "drop --insecure and give --ca" "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --insecure --timeout 3s status
-check "the environment gives rocectl its defaults" \
+check_quiet "the environment gives rocectl its defaults" \
   env ROCECTL_TARGET="127.0.0.1:$GRPC_PORT" ROCECTL_CA="$C/ca.crt" ROCECTL_CERT="$C/admin.crt" \
   ROCECTL_KEY="$C/admin.key" "$BIN/rocectl" status
 
 # --- the unix socket: by process credentials ----------------------------------
 sock() { "$BIN/rocectl" --socket "$WORK/roced.sock" "$@"; }
-check "socket is group nogroup, mode 0666 (others have a role)" test "$(stat -c '%G %a' "$WORK/roced.sock")" = "nogroup 666"
-check "root on the socket: apply (admin)" sock apply -f "$WORK/roced.yaml"
-check "a member of --socket-group: apply (admin)" \
+check_quiet "socket is group nogroup, mode 0666 (others have a role)" test "$(stat -c '%G %a' "$WORK/roced.sock")" = "nogroup 666"
+check_quiet "root on the socket: apply (admin)" sock apply -f "$WORK/roced.yaml"
+check_quiet "a member of --socket-group: apply (admin)" \
   setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" apply -f "$WORK/roced.yaml"
-check "another user: status (socket.other_roles viewer)" \
+check_quiet "another user: status (socket.other_roles viewer)" \
   setpriv --reuid=1 --regid=1 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" status
-check "another user: apply refused naming its credentials" \
+check_quiet "another user: apply refused naming its credentials" \
   one_line "needs the admin role; unix uid 1 gid 1 pid" \
   setpriv --reuid=1 --regid=1 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" apply -f "$WORK/roced.yaml"
-check "supplementary group membership counts" \
+check_quiet "supplementary group membership counts" \
   setpriv --reuid=1 --regid=1 --groups=65534 "$BIN/rocectl" --socket "$WORK/roced.sock" apply -f "$WORK/roced.yaml"
 
 # --- the record ------------------------------------------------------------------
 A=$WORK/state/audit.log
 R=$WORK/state/refusals.log
-check "audit log: the admin's apply with its identity" grep -q '"identity":"admin.test","transport":"tls","roles":"admin","method":"/roced.v1.Agent/ApplyConfig","code":"OK"' "$A"
-check "refusal log: the viewer's refused apply" grep -q '"identity":"viewer.test","transport":"tls","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$R"
-check "refusal log: the other user's refused apply" grep -q '"identity":"unix uid 1 gid 1 pid [0-9]*","transport":"unix","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$R"
-check "audit log: no refusal among the changes" bash -c '! grep -q PERMISSION_DENIED "$1"' _ "$A"
-check "audit and refusal logs: every line is JSON" python3 -c 'import json,sys; [json.loads(l) for f in sys.argv[1:] for l in open(f)]' "$A" "$R"
-check "audit and refusal logs are 0600" test "$(stat -c %a "$A") $(stat -c %a "$R")" = "600 600"
+check_quiet "audit log: the admin's apply with its identity" grep -q '"identity":"admin.test","transport":"tls","roles":"admin","method":"/roced.v1.Agent/ApplyConfig","code":"OK"' "$A"
+check_quiet "refusal log: the viewer's refused apply" grep -q '"identity":"viewer.test","transport":"tls","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$R"
+check_quiet "refusal log: the other user's refused apply" grep -q '"identity":"unix uid 1 gid 1 pid [0-9]*","transport":"unix","roles":"viewer","method":"/roced.v1.Agent/ApplyConfig","code":"PERMISSION_DENIED"' "$R"
+check_quiet "audit log: no refusal among the changes" bash -c '! grep -q PERMISSION_DENIED "$1"' _ "$A"
+check_quiet "audit and refusal logs: every line is JSON" python3 -c 'import json,sys; [json.loads(l) for f in sys.argv[1:] for l in open(f)]' "$A" "$R"
+check_quiet "audit and refusal logs are 0600" test "$(stat -c %a "$A") $(stat -c %a "$R")" = "600 600"
 metrics=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics")
-check "roced_api_requests_total counts the refusal by method, code and role" \
+check_quiet "roced_api_requests_total counts the refusal by method, code and role" \
   grep -q 'roced_api_requests_total{code="PERMISSION_DENIED",method="roced.v1.Agent/ApplyConfig",role="viewer"} 2' <<<"$metrics"
-check "... and no call without a certificate reached the API (refused at the handshake)" \
+check_quiet "... and no call without a certificate reached the API (refused at the handshake)" \
   test -z "$(grep 'roced_api_requests_total{code="UNAUTHENTICATED"' <<<"$metrics")"
-check "roced_api_refusals_total counts both refusals of the viewer's apply" \
+check_quiet "roced_api_refusals_total counts both refusals of the viewer's apply" \
   grep -q 'roced_api_refusals_total{code="PERMISSION_DENIED",method="roced.v1.Agent/ApplyConfig"} 2' <<<"$metrics"
-check "GetState shows who applied the config in force" grep -q '"appliedBy": "admin.test"' <<<"$(sock -o json status)"
+check_quiet "GetState shows who applied the config in force" \
+  grep -q '"appliedBy": "admin.test"' <<<"$(sock -o json status)"
 
 # --- the TLS files gRPC reads: roced's copies, each read bounded -----------------
-check "gRPC is given roced's copies: state/tls is 0700 and its cert.pem is --tls-cert's" \
+check_quiet "gRPC is given roced's copies: state/tls is 0700 and its cert.pem is --tls-cert's" \
   test "$(stat -c %a "$WORK/state/tls")" = 700 -a "$(cmp -s "$WORK/state/tls/cert.pem" "$C/server.crt" && echo same)" = same
 mv "$C/server.crt" "$C/server.crt.good"
 mkfifo "$C/server.crt"
 for _ in $(seq 1 150); do grep -q "is a FIFO" "$WORK/roced.log" && break; sleep 0.1; done
-check "a FIFO in --tls-cert's place is refused at the next re-check (10 s), naming the flag and file" \
+check_quiet "a FIFO in --tls-cert's place is refused at the next re-check (10 s), naming the flag and file" \
   grep -q -- "were not taken .*: --tls-cert $C/server.crt: PEM file $C/server.crt is a FIFO" "$WORK/roced.log"
-check "... calls still answer, with the last good certificate" tcp admin status
+check_quiet "... calls still answer, with the last good certificate" tcp admin status
 t0=$(date +%s%N)
 kill "$PID"; wait "$PID" 2>/dev/null || true
 stop_ms=$((($(date +%s%N) - t0) / 1000000))
-check "... and SIGTERM stops roced at once (${stop_ms} ms; the FIFO blocks no thread)" test "$stop_ms" -lt 5000
-check "... and its copies are removed on the way out" test ! -e "$WORK/state/tls/key.pem"
+check_quiet "... and SIGTERM stops roced at once (${stop_ms} ms; the FIFO blocks no thread)" test "$stop_ms" -lt 5000
+check_quiet "... and its copies are removed on the way out" test ! -e "$WORK/state/tls/key.pem"
 rm "$C/server.crt"
 mv "$C/server.crt.good" "$C/server.crt"
 
@@ -150,12 +147,11 @@ mv "$C/server.crt.good" "$C/server.crt"
   --socket "$WORK/roced.sock" --state-dir "$WORK/state2" 2>"$WORK/roced2.log" &
 PID=$!
 for _ in $(seq 1 100); do sock --timeout 1s status >/dev/null 2>&1 && break; sleep 0.1; done
-check "default: socket mode 0660, root's group" test "$(stat -c '%G %a' "$WORK/roced.sock")" = "root 660"
-check "default: another user is refused at connect, one line saying so" \
+check_quiet "default: socket mode 0660, root's group" test "$(stat -c '%G %a' "$WORK/roced.sock")" = "root 660"
+check_quiet "default: another user is refused at connect, one line saying so" \
   one_line "permission denied on unix:$WORK/roced.sock" \
   setpriv --reuid=1 --regid=1 --clear-groups "$BIN/rocectl" --socket "$WORK/roced.sock" status
-check "default: the TCP listener is not opened without TLS, and the log says why" \
+check_quiet "default: the TCP listener is not opened without TLS, and the log says why" \
   grep -q "not opened: it needs --tls-cert" "$WORK/roced2.log"
 
-echo "auth_e2e: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -14,6 +14,8 @@ BIN=$1
 SRC=$2
 WORK=$(mktemp -d /tmp/roced-badflags-e2e.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 cp -a "$SRC/tests/fixtures/sysfs" "$WORK/sysfs"
 for role in roce_np roce_rp; do
   mkdir -p "$WORK/sysfs/class/net/ens1f0/ecn/$role/enable"
@@ -30,8 +32,6 @@ interfaces:
 YAML
 tree_sum() { (cd "$WORK/sysfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum); }
 before=$(tree_sum)
-pass=0
-fail=0
 
 # refused WHAT PATTERN FLAGS...: roced with FLAGS exits 1 within 10 s saying
 # PATTERN, the tree unchanged, no state directory.
@@ -41,11 +41,11 @@ refused() {
   timeout 10 "$BIN/roced" --sysfs-root "$WORK/sysfs" --config "$WORK/config.yaml" --socket "$WORK/roced.sock" \
     --state-dir "$WORK/state" --metrics-listen '' --log-level info "$@" >"$WORK/out" 2>&1 || rc=$?
   if [ "$rc" = 1 ] && grep -q -- "$pattern" "$WORK/out" && [ "$(tree_sum)" = "$before" ] && [ ! -e "$WORK/state" ]; then
-    echo "ok   - $what"; pass=$((pass + 1))
+    ok "$what"
   else
-    echo "FAIL - $what (exit $rc; tree $([ "$(tree_sum)" = "$before" ] && echo unchanged || echo CHANGED);" \
+    bad "$what (exit $rc; tree $([ "$(tree_sum)" = "$before" ] && echo unchanged || echo CHANGED);" \
       "state dir $([ -e "$WORK/state" ] && echo created || echo absent))"
-    sed 's/^/    /' "$WORK/out"; fail=$((fail + 1))
+    sed 's/^/    /' "$WORK/out"
   fi
 }
 
@@ -70,9 +70,8 @@ for _ in $(seq 100); do
 done
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 if [ "$(cat "$WORK/sysfs/class/net/ens1f0/ecn/roce_np/enable/3")" = 1 ]; then
-  echo "ok   - with good flags the same config turns ECN on priority 3"; pass=$((pass + 1))
+  ok "with good flags the same config turns ECN on priority 3"
 else
-  echo "FAIL - with good flags the same config did not turn ECN on"; sed 's/^/    /' "$WORK/out"; fail=$((fail + 1))
+  bad "with good flags the same config did not turn ECN on"; sed 's/^/    /' "$WORK/out"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -13,16 +13,12 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
-
-pass=0
-fail=0
-check() { local what=$1; shift; if "$@"; then echo "ok   - $what"; pass=$((pass + 1)); else echo "FAIL - $what"; fail=$((fail + 1)); fi; }
 
 cp -a "$SRC/tests/fixtures/sysfs" "$WORK/sysfs"
 SOCK=$WORK/roced.sock
-# shellcheck source=tests/e2e/lib.sh
-source "$SRC/tests/e2e/lib.sh"
 start_fixture_agent 0 "$WORK/sysfs"
 ctl() { "$BIN/rocectl" --socket "$SOCK" "$@"; }
 
@@ -100,5 +96,4 @@ set -e
 check "counters with an argument is a usage error (exit 2)" test "$rc" = 2
 
 echo
-echo "counters_e2e: $pass passed, $fail failed"
-if [ "$fail" -ne 0 ]; then cat "$WORK/roced.log"; exit 1; fi
+finish cat "$WORK/roced.log"

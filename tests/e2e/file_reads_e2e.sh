@@ -25,12 +25,12 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 mkfifo "$WORK/fifo"
 mkdir "$WORK/dir"
 ln -s /dev/zero "$WORK/zero-link"
 truncate -s $((1048576 + 1)) "$WORK/big.yaml"
-pass=0
-fail=0
 
 # expect WHAT PATTERN CMD...: CMD exits non-zero within 10 s, its stderr matching PATTERN
 # (killed 2 s after that: a roced blocked on a FIFO holds SIGTERM).
@@ -39,9 +39,9 @@ expect() {
   shift 2
   timeout -k 2 10 "$@" >"$WORK/out" 2>&1 || rc=$?
   if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] && grep -q -- "$pattern" "$WORK/out"; then
-    echo "ok   - $what"; pass=$((pass + 1))
+    ok "$what"
   else
-    echo "FAIL - $what (exit $rc)"; sed 's/^/    /' "$WORK/out"; fail=$((fail + 1))
+    bad "$what (exit $rc)"; sed 's/^/    /' "$WORK/out"
   fi
 }
 
@@ -78,10 +78,9 @@ for _ in 1 2 3; do
   if [ "$ms" -gt "$worst" ]; then worst=$ms; fi
 done
 if [ "$worst" -lt "$bound" ]; then
-  echo "ok   - roced --check-config --config /dev/zero exits within $bound ms (slowest of three: $worst ms)"
-  pass=$((pass + 1))
+  ok "roced --check-config --config /dev/zero exits within $bound ms (slowest of three: $worst ms)"
 else
-  echo "FAIL - roced --check-config --config /dev/zero took $worst ms (bound $bound ms)"; fail=$((fail + 1))
+  bad "roced --check-config --config /dev/zero took $worst ms (bound $bound ms)"
 fi
 
 # roced's other files: each refused at start-up, before anything listens.
@@ -152,5 +151,4 @@ mkfifo "$WORK/rollout.json.journal"
 expect "rocectl rollout status: a FIFO as the journal" "rollout journal $WORK/rollout.json.journal is a FIFO; $REG" \
   "$BIN/rocectl" --socket "$WORK/none.sock" rollout status --state "$WORK/rollout.json"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

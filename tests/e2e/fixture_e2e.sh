@@ -14,17 +14,12 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-pass=0
-fail=0
-ok() { echo "ok   - $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 
 command -v promtool >/dev/null || { echo "SKIP: promtool not installed (apt-get install prometheus)"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 GRPC_PORT=$(free_port)
 METRICS_PORT=$(free_port)
 SOCK=$WORK/roced.sock
@@ -271,9 +266,6 @@ $out
 EOF"
 kill -TERM "$PID"; wait "$PID" || true; PID=
 
+roced_log() { echo "--- roced log ---"; cat "$WORK/roced.log"; }
 echo
-echo "fixture_e2e: $pass passed, $fail failed"
-if [ "$fail" -ne 0 ]; then
-  echo "--- roced log ---"; cat "$WORK/roced.log"
-  exit 1
-fi
+finish roced_log

@@ -22,7 +22,7 @@ trap cleanup EXIT
 command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 
-# shellcheck source=lib.sh
+# shellcheck source=tests/e2e/lib.sh
 source "$SRC/tests/e2e/lib.sh"
 METRICS_PORT=$(free_port)
 start_fixture_agent "$METRICS_PORT"
@@ -64,7 +64,8 @@ roced_probe_failures_total counter
 roced_probe_last_success_timestamp_seconds gauge
 EOF
 
-python3 - "$SRC/deploy/grafana/roced.json" "$WORK/metrics.txt" "$WORK/extra.txt" "$SRC" <<'PY'
+check "every query in roced.json names only metrics roced exports, and rates only counters" \
+  python3 - "$SRC/deploy/grafana/roced.json" "$WORK/metrics.txt" "$WORK/extra.txt" "$SRC" <<'PY'
 import json, os, re, sys
 
 dash_path, scrape_path, extra_path, src = sys.argv[1:5]
@@ -181,7 +182,5 @@ for p in problems:
     print("FAIL -", p)
 sys.exit(1 if problems else 0)
 PY
-rc=$?
 echo
-if [ "$rc" -eq 0 ]; then echo "grafana_dashboard: 1 passed, 0 failed"; else echo "grafana_dashboard: 0 passed, 1 failed"; fi
-exit "$rc"
+finish

@@ -27,6 +27,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 
 PY=
 for p in python3 /usr/bin/python3; do
@@ -34,14 +36,6 @@ for p in python3 /usr/bin/python3; do
 done
 [ -n "$PY" ] || { echo "SKIP: python3-h2 not installed (scripts/setup-deps.sh)"; exit 77; }
 
-pass=0
-fail=0
-ok() { echo "ok   - $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@" >"$WORK/last.out" 2>&1; then ok "$what"; else cat "$WORK/last.out"; bad "$what"; fi; }
-
-# shellcheck source=lib.sh
-source "$SRC/tests/e2e/lib.sh"
 tls_fixture_files
 
 GRPC_PORT=$(free_port)
@@ -71,7 +65,7 @@ sleep 1
 BEFORE=$(threads)
 
 # --- (a) no certificate: refused at the handshake ----------------------------
-check "a TLS client without a certificate is refused at the handshake" \
+check_quiet "a TLS client without a certificate is refused at the handshake" \
   "$PY" "$SRC/tests/e2e/grpc_stall.py" nocert --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt"
 
 # --- (b) an authenticated caller stalls 300 calls ----------------------------
@@ -85,31 +79,30 @@ refused() {  # the stalling identity got RESOURCE_EXHAUSTED (8) naming the limit
 wait_until 15 refused || true
 sleep 2  # let every call that will block, block
 DURING=$(threads)
-check "the stalling identity gets RESOURCE_EXHAUSTED naming the per-identity limit" refused
+check_quiet "the stalling identity gets RESOURCE_EXHAUSTED naming the per-identity limit" refused
 echo "     stall report: $(cat "$WORK/stall.json" 2>/dev/null)"
-check "rocectl --socket version answers within 2 s during the stall" within2s "$BIN/rocectl" --socket "$WORK/roced.sock"
+check_quiet "rocectl --socket version answers within 2 s during the stall" within2s "$BIN/rocectl" --socket "$WORK/roced.sock"
 SOCKET_MS=$LAST_MS
-check "another identity (admin) answers over TCP within 2 s during the stall" \
+check_quiet "another identity (admin) answers over TCP within 2 s during the stall" \
   within2s "$BIN/rocectl" --target "127.0.0.1:$GRPC_PORT" --ca "$C/ca.crt" --cert "$C/admin.crt" --key "$C/admin.key"
 TCP_MS=$LAST_MS
-check "the stalling identity's next call is refused naming the limit" \
+check_quiet "the stalling identity's next call is refused naming the limit" \
   grep -q "too many calls in flight from viewer.test: at most 32" <(tcp viewer --timeout 2s version 2>&1 || true)
-check "the agent's threads stay bounded during the stall ($BEFORE before, $DURING during)" \
+check_quiet "the agent's threads stay bounded during the stall ($BEFORE before, $DURING during)" \
   test "$DURING" -le $((BEFORE + 32 + 16))
-check "/readyz fails during the stall, naming the limit" \
+check_quiet "/readyz fails during the stall, naming the limit" \
   test "$(readyz)" = 503 -a -n "$(grep "\[-\]grpc failed: refusing calls: too many calls in flight from viewer.test" "$WORK/readyz")"
 
 # --- (c) the send-stall bound frees the threads --------------------------------
 recovered() { [ "$(readyz)" = 200 ] && [ "$(threads)" -le $((BEFORE + 8)) ]; }
 wait_until 40 recovered || true
 AFTER=$(threads)
-check "after the 20 s send-stall bound the stalled calls are cancelled: threads $AFTER (started $BEFORE)" \
+check_quiet "after the 20 s send-stall bound the stalled calls are cancelled: threads $AFTER (started $BEFORE)" \
   test "$AFTER" -le $((BEFORE + 8))
-check "... and /readyz is 200 again" test "$(readyz)" = 200
-check "... while the stalling client still holds its connections" kill -0 "$STALL"
-check "the agent logged the cancelled sends" grep -q "whose client read nothing for 20s" "$WORK/roced.log"
+check_quiet "... and /readyz is 200 again" test "$(readyz)" = 200
+check_quiet "... while the stalling client still holds its connections" kill -0 "$STALL"
+check_quiet "the agent logged the cancelled sends" grep -q "whose client read nothing for 20s" "$WORK/roced.log"
 
 echo "threads: $BEFORE before, $DURING during the stall, $AFTER after the stall bound;" \
   "rocectl --socket version ${SOCKET_MS}ms, admin over TCP ${TCP_MS}ms during the stall"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

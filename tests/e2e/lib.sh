@@ -1,14 +1,62 @@
-# Shared by the e2e scripts that run roced on the fixture tree. Source it
-# after setting BIN, SRC and WORK (a scratch directory the caller removes).
+# shellcheck shell=bash
+# Shared by the e2e scripts (tests/e2e/*.sh): how a test reports (ok, bad,
+# check, check_quiet, finish) and the helpers of those that run roced on the
+# fixture tree. Source it early, once SRC (the source tree) is set: sourcing
+# only defines functions and variables (pass=0, fail=0) and sources
+# tests/wait_until.sh. BIN (the binaries) and WORK (a scratch directory the
+# caller removes) are read when a function runs.
 
 # wait_until SECS CMD... (tests/wait_until.sh).
 # shellcheck source=tests/wait_until.sh
 source "$SRC/tests/wait_until.sh"
 
+# --- reporting -----------------------------------------------------------------
+# One line per result, "ok   - WHAT" or "FAIL - WHAT", counted in pass and
+# fail; finish prints the totals and gives the exit status.
+pass=0
+fail=0
+ok() { echo "ok   - $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
+
+# check WHAT CMD...: ok WHAT if CMD succeeds, else bad WHAT; CMD's output
+# goes through as it comes.
+check() {
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+# check_quiet WHAT CMD...: as check, but CMD's output (stdout and stderr) is
+# kept in $WORK/last.out and shown, indented, under the FAIL line only.
+check_quiet() {
+  local what=$1
+  shift
+  if "$@" >"$WORK/last.out" 2>&1; then
+    ok "$what"
+  else
+    bad "$what"
+    sed 's/^/    /' "$WORK/last.out"
+  fi
+}
+
+# finish [CMD...]: the summary line, "NAME: P passed, F failed" (NAME: the
+# script's file name without .sh). If anything failed, runs CMD if given
+# (say, a function that shows the agent's log) and exits 1; else returns 0,
+# the script's exit status when finish is its last command.
+# shellcheck disable=SC2120  # CMD is optional
+finish() {
+  echo "$(basename "$0" .sh): $pass passed, $fail failed"
+  if [ "$fail" -ne 0 ]; then
+    if [ "$#" -gt 0 ]; then "$@" || true; fi
+    exit 1
+  fi
+}
+
 # tls_fixture_files [OTHER_ROLE]: the test CA's certificates in $WORK/certs
 # (C names the directory), minimal.yaml as $WORK/roced.yaml and
 # $WORK/access.yaml: admin.test admin, viewer.test viewer, the socket's
 # group admin and, given OTHER_ROLE, every other local user that role.
+# shellcheck disable=SC2120  # OTHER_ROLE is optional
 tls_fixture_files() {
   C=$WORK/certs
   bash "$SRC/tests/tls/make_certs.sh" "$C" >/dev/null

@@ -21,7 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shellcheck source=lib.sh
+# shellcheck source=tests/e2e/lib.sh
 source "$SRC/tests/e2e/lib.sh"
 PORT=$(free_port)
 start_fixture_agent "$PORT"
@@ -76,12 +76,10 @@ if [ "$UPDATE" = --update ]; then
   exit 0
 fi
 if diff -u "$GOLDEN" "$WORK/normalized.txt" >"$WORK/diff.txt"; then
-  echo "ok   - /metrics of the fixture tree matches $(basename "$GOLDEN") ($(wc -l <"$GOLDEN") lines)"
-  echo "metrics_golden: 1 passed, 0 failed"
+  ok "/metrics of the fixture tree matches $(basename "$GOLDEN") ($(wc -l <"$GOLDEN") lines)"
 else
   cat "$WORK/diff.txt"
-  echo "FAIL - /metrics of the fixture tree differs from $(basename "$GOLDEN") (- stored, + scraped);"
+  bad "/metrics of the fixture tree differs from $(basename "$GOLDEN") (- stored, + scraped);"
   echo "       if the change is intended: bash tests/e2e/metrics_golden.sh BIN_DIR SOURCE_DIR --update"
-  echo "metrics_golden: 0 passed, 1 failed"
-  exit 1
 fi
+finish

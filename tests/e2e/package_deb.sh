@@ -28,20 +28,13 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 
 for tool in cpack dpkg dpkg-deb dpkg-shlibdeps systemd-analyze python3; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 [ -f "$BUILD/CPackConfig.cmake" ] || { echo "FAIL - $BUILD has no CPackConfig.cmake (not configured?)"; exit 1; }
-
-pass=0 fail=0
-ok() { echo "ok   - $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
-check() {  # check WHAT CMD...
-  local what=$1 out
-  shift
-  if out=$("$@" 2>&1); then ok "$what"; else bad "$what"; echo "$out" | sed 's/^/    /'; fi
-}
 
 start=$(date +%s.%N)
 if ! cpack --config "$BUILD/CPackConfig.cmake" -G DEB -B "$WORK/out" >"$WORK/cpack.log" 2>&1; then
@@ -56,15 +49,15 @@ dpkg-deb -c "$DEB" | awk '{ sub(/^\./, "", $6); print $6 }' >"$WORK/files"
 for f in /usr/bin/roced /usr/bin/rocectl /usr/lib/roced/libssl.so /usr/lib/roced/libcrypto.so \
   /usr/lib/systemd/system/roced.service /etc/roced/roced.yaml /etc/roced/roced.env \
   /usr/share/doc/roced/docs/operations.md; do
-  check "the package holds $f" grep -qx -- "$f" "$WORK/files"
+  check_quiet "the package holds $f" grep -qx -- "$f" "$WORK/files"
 done
 dpkg-deb --ctrl-tarfile "$DEB" | tar -xO ./conffiles >"$WORK/conffiles"
-check "the node's config files are conffiles (an upgrade keeps the site's edits)" \
+check_quiet "the node's config files are conffiles (an upgrade keeps the site's edits)" \
   diff <(sort "$WORK/conffiles") <(printf '/etc/roced/roced.env\n/etc/roced/roced.yaml\n')
 depends=$(dpkg-deb -f "$DEB" Depends)
 echo "Depends: $depends"
 for lib in libgrpc++ libprotobuf libibverbs1 libnl-route-3 libcivetweb libssl3 libyaml-cpp; do
-  check "Depends names $lib (dpkg-shlibdeps ran)" grep -q -- "$lib" <<<"$depends"
+  check_quiet "Depends names $lib (dpkg-shlibdeps ran)" grep -q -- "$lib" <<<"$depends"
 done
 # What the DaemonSet's container runs: the package is what its image installs.
 python3 - "$SRC/deploy/kubernetes/daemonset.yaml" >"$WORK/k8s-paths" <<'PY'
@@ -77,7 +70,7 @@ for doc in yaml.safe_load_all(open(sys.argv[1])):
                 print(c[probe]["exec"]["command"][0])
 PY
 while read -r path; do
-  check "the DaemonSet's $path is in the package" grep -qx -- "$path" "$WORK/files"
+  check_quiet "the DaemonSet's $path is in the package" grep -qx -- "$path" "$WORK/files"
 done <"$WORK/k8s-paths"
 
 if [ "$(id -u)" != 0 ]; then
@@ -94,11 +87,10 @@ if dpkg -i "$DEB" >"$WORK/dpkg.log" 2>&1; then
   ok "dpkg -i $(basename "$DEB")"
 else
   bad "dpkg -i $(basename "$DEB")"; sed 's/^/    /' "$WORK/dpkg.log"
-  echo "package_deb: $pass passed, $fail failed"
-  exit 1
+  finish
 fi
 UNIT=/usr/lib/systemd/system/roced.service
-check "the installed unit starts the installed roced" grep -qx 'ExecStart=/usr/bin/roced .*' "$UNIT"
+check_quiet "the installed unit starts the installed roced" grep -qx 'ExecStart=/usr/bin/roced .*' "$UNIT"
 verify_rc=0
 verify=$(systemd-analyze verify "$UNIT" 2>&1) || verify_rc=$?
 echo "systemd-analyze verify (exit $verify_rc):"
@@ -106,10 +98,10 @@ sed 's/^/    /' <<<"$verify"
 # Only the lines about our unit count: verify also loads the units ours is
 # ordered after and reports on those.
 ours=$(grep -F roced <<<"$verify" || true)
-check "systemd-analyze verify says nothing about roced.service" test -z "$ours"
-check "systemd-analyze verify exits 0" test "$verify_rc" = 0
-check "the installed roced runs (its libraries and the shim resolve)" /usr/bin/roced --version
-check "the installed config is valid" /usr/bin/roced --check-config --config /etc/roced/roced.yaml
+check_quiet "systemd-analyze verify says nothing about roced.service" test -z "$ours"
+check_quiet "systemd-analyze verify exits 0" test "$verify_rc" = 0
+check_quiet "the installed roced runs (its libraries and the shim resolve)" /usr/bin/roced --version
+check_quiet "the installed config is valid" /usr/bin/roced --check-config --config /etc/roced/roced.yaml
 
 # The unit's ExecStart, expanded with the installed env file as systemd does
 # (VAR=value lines, optional quotes; an unquoted $VAR split at whitespace,
@@ -138,8 +130,6 @@ echo "as the unit starts it: ${cmd[*]}"
 # lib.sh's await_agent_socket asks $BIN/rocectl: the installed one.
 # shellcheck disable=SC2034
 BIN=/usr/bin
-# shellcheck source=lib.sh
-source "$SRC/tests/e2e/lib.sh"
 mkdir -p "$WORK/configfs" "$WORK/debugfs"
 "${cmd[@]}" --sysfs-root "$SRC/tests/fixtures/sysfs" --configfs-root "$WORK/configfs" \
   --debugfs-root "$WORK/debugfs" --state-dir "$WORK/state" --socket "$WORK/roced.sock" \
@@ -147,8 +137,8 @@ mkdir -p "$WORK/configfs" "$WORK/debugfs"
 PID=$!
 if await_agent_socket; then
   ok "the installed roced, started as the unit starts it, answers the installed rocectl"
-  check "... and is ready (rocectl ready)" /usr/bin/rocectl --socket "$WORK/roced.sock" ready
-  check "... with the installed config in force" \
+  check_quiet "... and is ready (rocectl ready)" /usr/bin/rocectl --socket "$WORK/roced.sock" ready
+  check_quiet "... with the installed config in force" \
     grep -q "from /etc/roced/roced.yaml" <(/usr/bin/rocectl --socket "$WORK/roced.sock" status)
 else
   bad "the installed roced did not answer within 10 s"; sed 's/^/    /' "$WORK/roced.log"
@@ -157,8 +147,7 @@ kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
 PID=
 
 installed=0
-check "dpkg --purge roced" dpkg --purge roced
-check "nothing of the package is left" test ! -e /usr/bin/roced -a ! -e "$UNIT" -a ! -e /etc/roced/roced.yaml
+check_quiet "dpkg --purge roced" dpkg --purge roced
+check_quiet "nothing of the package is left" test ! -e /usr/bin/roced -a ! -e "$UNIT" -a ! -e /etc/roced/roced.yaml
 
-echo "package_deb: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -37,14 +37,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-pass=0
-fail=0
-ok() { echo "ok   - $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $*"; fail=$((fail + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 
 # start_agent N: agent N on its port (kept across restarts), returning once
 # it answers.
@@ -285,10 +279,10 @@ rollout rollout resume --state "$WORK/kill.json" >/dev/null 2>"$WORK/resume2.err
 check "resume of a finished rollout: nothing to do, exit 0" \
   sh -c "test $rc = 0 && grep -q 'nothing to resume' '$WORK/resume2.err'"
 
-echo
-echo "rollout_e2e: $pass passed, $fail failed"
-if [ "$fail" -ne 0 ]; then
+# show_logs: rocectl's output and the end of each agent's log.
+show_logs() {
   for f in "$WORK"/*.err "$WORK"/*.out; do echo "--- $f"; cat "$f"; done
   for n in 1 2 3; do echo "--- roced $n log"; tail -20 "$WORK/a$n/roced.log"; done
-  exit 1
-fi
+}
+echo
+finish show_logs

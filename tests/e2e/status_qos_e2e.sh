@@ -18,14 +18,10 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
-python3 -c 'import yaml' 2>/dev/null || { echo "SKIP: python3-yaml not installed"; exit 77; }
-
-pass=0
-fail=0
-check() { local what=$1; shift; if "$@"; then echo "ok   - $what"; pass=$((pass + 1)); else echo "FAIL - $what"; fail=$((fail + 1)); fi; }
 # shellcheck source=tests/e2e/lib.sh
 source "$SRC/tests/e2e/lib.sh"
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+python3 -c 'import yaml' 2>/dev/null || { echo "SKIP: python3-yaml not installed"; exit 77; }
 
 # The node: the fixture tree, its DCB files, ECN on priority 3 as
 # notification point only (MLNX_OFED's enables), RoCE v2 with ToS 106 on
@@ -166,5 +162,4 @@ check "--dcb-fixture with the live /sys exits 1 naming the flag" \
   bash -c "test $rc = 1 && grep -q -- '--dcb-fixture is for a fixture tree' '$WORK/live.err'"
 check "... and started nothing" bash -c "test ! -e '$WORK/live.sock' && test ! -e '$WORK/live-state'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

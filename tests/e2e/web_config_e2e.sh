@@ -21,13 +21,11 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$SRC/tests/e2e/lib.sh"
 for tool in openssl curl python3; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
-
-pass=0
-fail=0
-check() { local what=$1; shift; if "$@"; then echo "ok   - $what"; pass=$((pass + 1)); else echo "FAIL - $what"; fail=$((fail + 1)); fi; }
 
 if [ "${3:-}" = --installed ]; then
   cmake --install "$BIN/.." --prefix "$WORK/prefix" >"$WORK/install.log"
@@ -62,9 +60,6 @@ make_cert client ca "extendedKeyUsage=clientAuth"
 make_cert intruder other-ca "extendedKeyUsage=clientAuth"
 HASH=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 10)))')
 case $HASH in '$2'?'$10$'*) ;; *) echo "FAIL - python3 made no bcrypt hash: $HASH"; exit 1 ;; esac
-
-# shellcheck source=tests/e2e/lib.sh
-source "$SRC/tests/e2e/lib.sh"
 
 # start_with WEB_CONFIG_TEXT: roced with it (relative paths: tls/...).
 start_with() {
@@ -196,5 +191,4 @@ check "a missing certificate file stops start-up naming it" \
   cert_file: tls/nope.crt
   key_file: tls/server.key" "tls_server_config.cert_file: PEM file $T/nope.crt: No such file or directory"
 
-echo "passed $pass, failed $fail"
-[ "$fail" -eq 0 ]
+finish
