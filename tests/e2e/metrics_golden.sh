@@ -6,12 +6,18 @@
 # series fails it. Values that do depend on time (durations, start time,
 # counts of periodic runs, the metrics endpoint's own figures, the build's
 # version and commit) are replaced by <volatile>; their series still count.
-# Usage: metrics_golden.sh BIN_DIR SOURCE_DIR [--update]
-#   --update  rewrite the stored file from this scrape (then review the diff)
+# Usage: metrics_golden.sh BIN_DIR SOURCE_DIR
+# With ROCED_UPDATE_GOLDEN=1 in the environment it rewrites the stored file
+# from this scrape instead (then review the diff), as the unit tests do
+# theirs (tests/fixtures/README.md).
 set -euo pipefail
+if [ "$#" -gt 2 ]; then
+  echo "metrics_golden.sh: unexpected argument '$3'; to rewrite the stored file:" \
+    "ROCED_UPDATE_GOLDEN=1 bash tests/e2e/metrics_golden.sh BIN_DIR SOURCE_DIR" >&2
+  exit 2
+fi
 BIN=$1
 SRC=$2
-UPDATE=${3:-}
 GOLDEN=$SRC/tests/fixtures/expected_metrics_fixture.txt
 WORK=$(mktemp -d /tmp/roced-golden.XXXXXX)
 PID=
@@ -70,7 +76,7 @@ flush()
 print("\n".join(out))
 PY
 
-if [ "$UPDATE" = --update ]; then
+if [ "${ROCED_UPDATE_GOLDEN:-}" = 1 ]; then
   cp "$WORK/normalized.txt" "$GOLDEN"
   echo "metrics_golden: wrote $GOLDEN ($(wc -l <"$GOLDEN") lines)"
   exit 0
@@ -80,6 +86,6 @@ if diff -u "$GOLDEN" "$WORK/normalized.txt" >"$WORK/diff.txt"; then
 else
   cat "$WORK/diff.txt"
   bad "/metrics of the fixture tree differs from $(basename "$GOLDEN") (- stored, + scraped);"
-  echo "       if the change is intended: bash tests/e2e/metrics_golden.sh BIN_DIR SOURCE_DIR --update"
+  echo "       if the change is intended: ROCED_UPDATE_GOLDEN=1 bash tests/e2e/metrics_golden.sh BIN_DIR SOURCE_DIR"
 fi
 finish

@@ -80,16 +80,18 @@ Flat Flatten(const std::vector<prometheus::MetricFamily>& families) {
 
 TEST(CounterCollectorTest, FixtureTreeExpositionMatchesTheStoredExpectedOutput) {
   std::string got = Serialize(CounterCollector::Families(FixtureCounters(), FixturePorts(), {}));
-  if (std::getenv("ROCED_UPDATE_EXPECTED") != nullptr) {
+  // ROCED_UPDATE_GOLDEN=1, as for every golden file (tests/fixtures/README.md).
+  const char* update = std::getenv("ROCED_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
     std::ofstream(kExpected) << got;
     GTEST_SKIP() << "rewrote " << kExpected;
   }
   std::ifstream in(kExpected);
-  ASSERT_TRUE(in.good()) << kExpected << " missing; run with ROCED_UPDATE_EXPECTED=1";
+  ASSERT_TRUE(in.good()) << kExpected << " missing; run with ROCED_UPDATE_GOLDEN=1";
   std::stringstream want;
   want << in.rdbuf();
   EXPECT_EQ(got, want.str()) << "exposition changed; if intended, rerun with "
-                                "ROCED_UPDATE_EXPECTED=1 and review the diff";
+                                "ROCED_UPDATE_GOLDEN=1 and review the diff";
 }
 
 TEST(CounterCollectorTest, WellKnownCountersHaveOneNameOnMlx5AndRxe) {
