@@ -1,139 +1,132 @@
 #!/usr/bin/env python3
-"""Fails when a lower layer of roced includes a higher one.
+"""The layer graph as the build declares it, and what the compiler cannot see.
 
-The layers (lib/CMakeLists.txt builds one library per lib/ module along the
-same graph):
+The graph lives in the CMake files only: lib/CMakeLists.txt's
+roced_module(NAME ... DEPS ...), agent/CMakeLists.txt's
+roced_agent_layer(NAME ... DEPS ...) and the target_link_libraries(... PUBLIC
+...) of roced_agent_state and rocectl_lib. Each layer's sources see only the
+include roots of the targets it links (roced_include_root), so the build
+itself refuses an #include of an undeclared layer; tests/layering/ proves it.
 
-    util                          at the bottom: includes no other module
-    hal                -> util
-    model              -> util
-    access             -> util
-    reconcile          -> hal, model
-    probe, metrics     -> hal, model
-    diagnose           -> reconcile, probe, metrics
-    rollout            -> mesh, model
-    agent/core         -> any lib/ module
-    agent/runtimes     -> agent/core
-    agent/api          -> agent/runtimes
-    agent/serve        -> agent/api
-    agent              -> agent/serve (agent/'s own files: flags, Daemon, main)
-    tools/             -> any lib/ module (never agent/)
+This script reads that graph and fails when
+  - an #include in agent/, lib/, tools/, tests/ or bench/ climbs with ".."
+    (the one way past the include roots: a quoted include is first looked
+    up beside the including file);
+  - docs/design.md's layer table (between the "layers:" markers) is not
+    the graph as the CMake files declare it. --write rewrites it.
 
-Each edge allows what lies below its target too. Every layer may include the
-generated API ("roced/..."), third-party headers and lib/model/defaults.h
-(every default written once: the roots hal::Paths starts from among them),
-which itself includes nothing of ours. An #include "X/..." is
-attributed to module X by its first path component, as lib/'s include root
-spells them ("hal/paths.h"); tools/ is "tools/...", and agent/'s sub-layers
-by their first two ("agent/core/agent.h" is agent/core, "agent/flags.h" the
-top layer "agent").
-
-Usage: layering_check.py SOURCE_DIR   (exit 1 listing every violation)
+Usage: layering_check.py SOURCE_DIR [--write]   (exit 1 listing each problem)
 """
 import os
 import re
 import sys
 
-DIRECT = {
-    "util": set(),
-    "hal": {"util"},
-    "model": {"util"},
-    "access": {"util"},
-    "reconcile": {"hal", "model"},
-    "probe": {"hal", "model"},
-    "metrics": {"hal", "model"},
-    "mesh": {"util"},
-    "diagnose": {"reconcile", "probe", "metrics"},
-    "rollout": {"mesh", "model"},
-    "agent/core": {"diagnose", "reconcile", "probe", "metrics", "mesh", "rollout", "hal", "model", "access",
-                   "util"},
-    "agent/runtimes": {"agent/core"},
-    "agent/api": {"agent/runtimes"},
-    "agent/serve": {"agent/api"},
-    "agent": {"agent/serve"},
-    "tools": {"diagnose", "reconcile", "probe", "metrics", "mesh", "rollout", "hal", "model", "access", "util"},
-}
-OURS = set(DIRECT)
-# Headers every layer may include; they include no module of ours.
-SHARED_LEAVES = {"model/defaults.h"}
-AGENT_SUBLAYERS = {m for m in DIRECT if m.startswith("agent/")}
+BEGIN = "<!-- layers: written by tests/layering_check.py --write from the CMake files -->"
+END = "<!-- end of layers -->"
+CHECKED_TREES = ("agent", "lib", "tools", "tests", "bench")
+CLIMB = re.compile(r'^\s*#\s*include\s+"([^"]*\.\.[^"]*)"')
 
 
-def allowed(module):
-    """The modules `module` may include: its own and everything below it."""
-    seen, todo = {module}, [module]
-    while todo:
-        for dep in DIRECT[todo.pop()]:
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
-    return seen
+def layer_name(target):
+    """A CMake target as the table names it, or None for what is not ours."""
+    if "${" in target:
+        return None
+    if target == "roced_lib":
+        return "every lib/ module"
+    if target == "roced_defaults":
+        return "model/defaults.h"
+    if target == "roced_agent_lib":
+        return "agent"
+    if target == "rocectl_lib":
+        return "tools/rocectl"
+    if target.startswith("roced_agent_"):
+        return "agent/" + target[len("roced_agent_"):]
+    if target.startswith("roced_") and not target.startswith(("roced_proto", "roced_civetweb")):
+        return target[len("roced_"):]
+    return None
 
 
-def base_of(root, module):
-    if module == "tools" or module.startswith("agent"):
-        return os.path.join(root, module)
-    return os.path.join(root, "lib", module)
+def calls(text, function):
+    """The argument words of every call of `function` in a CMake file."""
+    for m in re.finditer(r"^\s*" + re.escape(function) + r"\(([^)]*)\)", text, re.M | re.S):
+        words = []
+        for line in m.group(1).splitlines():
+            words += line.split("#", 1)[0].split()
+        yield words
 
 
-def module_of_file(root, path):
-    """agent/'s files belong to the sub-layer folder they are in, or to the
-    top layer "agent" when directly in agent/."""
-    rel = os.path.relpath(path, os.path.join(root, "agent")).split(os.sep)
-    if len(rel) > 1 and f"agent/{rel[0]}" in AGENT_SUBLAYERS:
-        return f"agent/{rel[0]}"
-    return "agent"
+def graph(root):
+    """{layer: [layers it links]} in the order the CMake files declare them."""
+    out = {}
+    with open(os.path.join(root, "lib", "CMakeLists.txt"), encoding="utf-8") as f:
+        lib = f.read()
+    with open(os.path.join(root, "agent", "CMakeLists.txt"), encoding="utf-8") as f:
+        agent = f.read()
+    with open(os.path.join(root, "tools", "rocectl", "CMakeLists.txt"), encoding="utf-8") as f:
+        tools = f.read()
+    for text, function, prefix in ((lib, "roced_module", "roced_"), (agent, "roced_agent_layer", "roced_agent_")):
+        for words in calls(text, function):
+            if not words or words[0] == "name":  # the function's own definition
+                continue
+            deps = words[words.index("DEPS") + 1:] if "DEPS" in words else []
+            out[layer_name(prefix + words[0])] = [d for d in map(layer_name, deps) if d]
+    for text in (agent, tools):
+        for words in calls(text, "target_link_libraries"):
+            if len(words) > 2 and words[1] == "PUBLIC" and layer_name(words[0]) not in (None, *out.keys()):
+                out[layer_name(words[0])] = [d for d in map(layer_name, words[2:]) if d]
+    return out
 
 
-def sources(root):
-    """(module, path) of every C++ file of every layer."""
-    for module in sorted(OURS - AGENT_SUBLAYERS):
-        for dirpath, _, files in os.walk(base_of(root, module)):
-            for f in sorted(files):
-                if f.endswith((".h", ".cc")):
-                    path = os.path.join(dirpath, f)
-                    yield (module_of_file(root, path) if module == "agent" else module), path
+def table(g):
+    """One row per set of dependencies, the layers that share it together."""
+    rows = {}
+    for layer, deps in g.items():
+        rows.setdefault(", ".join(deps) or "(nothing of ours)", []).append(layer)
+    width = max(len(", ".join(layers)) for layers in rows.values())
+    lines = [f"{', '.join(layers).ljust(width)}  ->  {deps}" for deps, layers in rows.items()]
+    return "\n".join([BEGIN, "```", *lines, "```", END])
 
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"(([^"/]+)/(?:([^"/]+)/)?[^"]*)"')
-
-
-def included_module(m):
-    """The layer an #include names: "agent/<sub>" for agent's sub-layers."""
-    if m.group(2) == "agent" and m.group(3) and f"agent/{m.group(3)}" in AGENT_SUBLAYERS:
-        return f"agent/{m.group(3)}"
-    return m.group(2)
-
-
-def violations(root):
+def climbs(root):
     out = []
-    for module, path in sources(root):
-        ok = allowed(module)
-        leaf = os.path.relpath(path, os.path.join(root, "lib")) in SHARED_LEAVES
-        if leaf:
-            ok = set()
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                m = INCLUDE.match(line)
-                target = included_module(m) if m else None
-                if target not in OURS or (m.group(1) in SHARED_LEAVES and not leaf):
+    for tree in CHECKED_TREES:
+        for dirpath, _, files in os.walk(os.path.join(root, tree)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cc", ".c")):
                     continue
-                if target not in ok:
-                    rel = os.path.relpath(path, root)
-                    out.append(f"{rel}:{n}: {module} includes {target} "
-                               f"({line.strip()}); {module} may include only "
-                               f"{', '.join(sorted(ok - {module})) or 'no other module'}")
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        m = CLIMB.match(line)
+                        if m:
+                            out.append(f"{os.path.relpath(path, root)}:{n}: #include \"{m.group(1)}\" climbs "
+                                       "out of the include roots; include it by its layer's path")
     return out
 
 
 def main():
     root = sys.argv[1]
-    found = violations(root)
-    for v in found:
-        print("layering violation:", v)
-    files = sum(1 for _ in sources(root))
-    print(f"layering: {files} files checked, {len(found)} violation(s)")
-    return 1 if found else 0
+    write = "--write" in sys.argv[2:]
+    g = graph(root)
+    problems = climbs(root)
+    design = os.path.join(root, "docs", "design.md")
+    with open(design, encoding="utf-8") as f:
+        text = f.read()
+    start, stop = text.find(BEGIN), text.find(END)
+    if start < 0 or stop < start:
+        problems.append(f"docs/design.md: no layer table between '{BEGIN}' and '{END}'")
+    elif text[start:stop + len(END)] != table(g):
+        if write:
+            with open(design, "w", encoding="utf-8") as f:
+                f.write(text[:start] + table(g) + text[stop + len(END):])
+            print("layering: docs/design.md's layer table rewritten")
+        else:
+            problems.append("docs/design.md: the layer table is not the CMake files' graph "
+                            "(python3 tests/layering_check.py . --write rewrites it)")
+    for p in problems:
+        print("layering:", p)
+    print(f"layering: {len(g)} layers read from CMake, {len(problems)} problem(s)")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
