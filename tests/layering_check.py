@@ -12,6 +12,8 @@ This script reads that graph and fails when
   - an #include in agent/, lib/, tools/, tests/ or bench/ climbs with ".."
     (the one way past the include roots: a quoted include is first looked
     up beside the including file);
+  - a metric family is built outside lib/metrics (every family is defined
+    and registered there, one owner per source; the runtimes set values);
   - docs/design.md's layer table (between the "layers:" markers) is not
     the graph as the CMake files declare it. --write rewrites it.
 
@@ -25,6 +27,8 @@ BEGIN = "<!-- layers: written by tests/layering_check.py --write from the CMake 
 END = "<!-- end of layers -->"
 CHECKED_TREES = ("agent", "lib", "tools", "tests", "bench")
 CLIMB = re.compile(r'^\s*#\s*include\s+"([^"]*\.\.[^"]*)"')
+FAMILY = re.compile(r"prometheus::Build(Counter|Gauge|Histogram|Summary|Info)\(")
+FAMILY_TREES = ("agent", "lib", "tools")
 
 
 def layer_name(target):
@@ -104,11 +108,27 @@ def climbs(root):
     return out
 
 
+def families_outside(root):
+    out = []
+    for tree in FAMILY_TREES:
+        for dirpath, _, files in os.walk(os.path.join(root, tree)):
+            if os.path.relpath(dirpath, root).startswith(os.path.join("lib", "metrics")):
+                continue
+            for name in sorted(f for f in files if f.endswith((".h", ".cc"))):
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        if FAMILY.search(line):
+                            out.append(f"{os.path.relpath(path, root)}:{n}: a metric family built outside "
+                                       "lib/metrics; define it in lib/metrics/families.h and report to it")
+    return out
+
+
 def main():
     root = sys.argv[1]
     write = "--write" in sys.argv[2:]
     g = graph(root)
-    problems = climbs(root)
+    problems = climbs(root) + families_outside(root)
     design = os.path.join(root, "docs", "design.md")
     with open(design, encoding="utf-8") as f:
         text = f.read()

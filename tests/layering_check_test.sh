@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layering check (tests/layering_check.py): clean on the real tree; on a
-# copy, it fails naming the file and line when an #include climbs with "..",
+# copy, it fails naming the file and line when an #include climbs with ".."
+# or agent/ builds a metric family,
 # fails when a layer's dependencies in the CMake files change and
 # docs/design.md's table does not, and --write brings the table back in line.
 # (That the build refuses an undeclared include is tests/layering/.)
@@ -25,6 +26,15 @@ else
   echo "$out"; bad "an include climbing with .. was not caught (exit $rc)"
 fi
 cp "$SRC/lib/hal/paths.h" "$WORK/lib/hal/paths.h"
+
+echo 'auto* f = &prometheus::BuildGauge().Name("x").Help("x").Register(r);' >>"$WORK/agent/runtimes/mesh_runtime.cc"
+run_check
+if [ "$rc" = 1 ] && grep -q 'agent/runtimes/mesh_runtime.cc:[0-9]*: a metric family built outside lib/metrics' <<<"$out"; then
+  ok "a metric family built in agent/ fails the check, naming the file and line"
+else
+  echo "$out"; bad "a metric family outside lib/metrics was not caught (exit $rc)"
+fi
+cp "$SRC/agent/runtimes/mesh_runtime.cc" "$WORK/agent/runtimes/mesh_runtime.cc"
 
 # metrics declares model: the CMake graph changes, the table must follow.
 sed -i 's/^  DEPS roced_hal prometheus-cpp::core)/  DEPS roced_hal roced_model prometheus-cpp::core)/' "$WORK/lib/CMakeLists.txt"

@@ -153,6 +153,8 @@ void AuditLog::Refuse(const AuditRecord& record) { refusals_->Refuse(record); }
 
 void AuditLog::FlushRefusals(absl::Time now) { refusals_->Flush(now); }
 
-void AuditLog::RegisterMetrics(prometheus::Registry* registry) { refusals_->RegisterMetrics(registry); }
+void AuditLog::RegisterMetrics(prometheus::Family<prometheus::Counter>* refusals) {
+  refusals_->RegisterMetrics(refusals);
+}
 
 }  // namespace roced::agent

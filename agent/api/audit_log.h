@@ -37,7 +37,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "prometheus/registry.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
 
 namespace roced::agent {
 
@@ -119,8 +120,9 @@ class AuditLog {
   void Refuse(const AuditRecord& record);
   // Writes the summaries of the interval under way (at shutdown; tests).
   void FlushRefusals(absl::Time now);
-  // roced_api_refusals_total{method,code}; `registry` must outlive this.
-  void RegisterMetrics(prometheus::Registry* registry);
+  // Counts refusals in roced_api_refusals_total{method,code} (a family of
+  // metrics::ApiFamilies, which must outlive this).
+  void RegisterMetrics(prometheus::Family<prometheus::Counter>* refusals);
 
   // Change lines that could not be written.
   uint64_t failures() const { return changes_.failures(); }

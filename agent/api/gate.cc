@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "metrics/families.h"
 #include "util/escape.h"
 #include "util/log.h"
 
@@ -33,12 +34,9 @@ absl::string_view CodeName(grpc::StatusCode code) {
 Gate::Gate(GateOptions options, const UnixPeers* unix_peers, AuditLog* audit, prometheus::Registry* registry)
     : options_(std::move(options)), unix_peers_(unix_peers), audit_(audit) {
   if (registry != nullptr) {
-    requests_ = &prometheus::BuildCounter()
-                     .Name("roced_api_requests_total")
-                     .Help("gRPC calls to the agent by method, status code and the caller's roles "
-                           "(\"none\" for callers refused before a role was known).")
-                     .Register(*registry);
-    if (audit_ != nullptr) audit_->RegisterMetrics(registry);
+    const metrics::ApiFamilies families = metrics::ApiFamilies::Register(*registry);
+    requests_ = families.requests;
+    if (audit_ != nullptr) audit_->RegisterMetrics(families.refusals);
   }
 }
 

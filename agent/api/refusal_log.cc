@@ -19,13 +19,9 @@ std::string Cut(const std::string& text, size_t max_bytes) {
 
 }  // namespace
 
-void RefusalLog::RegisterMetrics(prometheus::Registry* registry) {
+void RefusalLog::RegisterMetrics(prometheus::Family<prometheus::Counter>* refusals) {
   std::lock_guard<std::mutex> lock(mu_);
-  counter_ = &prometheus::BuildCounter()
-                  .Name("roced_api_refusals_total")
-                  .Help("gRPC calls the agent refused before running them (no or unknown credentials, "
-                        "a role short), by method and status code.")
-                  .Register(*registry);
+  counter_ = refusals;
 }
 
 void RefusalLog::Refuse(const AuditRecord& record) {

@@ -32,7 +32,7 @@
 #include "absl/time/time.h"
 #include "agent/api/audit_log.h"
 #include "prometheus/counter.h"
-#include "prometheus/registry.h"
+#include "prometheus/family.h"
 
 namespace roced::agent {
 
@@ -45,7 +45,8 @@ class RefusalLog {
   void Refuse(const AuditRecord& record) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the interval under way at `now`, writing its summaries.
   void Flush(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
-  void RegisterMetrics(prometheus::Registry* registry) ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts refusals in `refusals` (roced_api_refusals_total{method,code}).
+  void RegisterMetrics(prometheus::Family<prometheus::Counter>* refusals) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Refusals seen in all (tests).
   uint64_t total() const ABSL_LOCKS_EXCLUDED(mu_);

@@ -77,7 +77,7 @@ Agent::Agent(AgentOptions options)
       state_dir_(options_.state_dir),
       discovery_(options_.paths, options_.backends.verbs),
       registry_(options_.registry != nullptr ? options_.registry : std::make_shared<prometheus::Registry>()),
-      metrics_(AgentMetrics::Register(*registry_)),
+      metrics_(RegisterAgentMetrics(*registry_)),
       io_(RequiredIo(options_)),
       enforcer_(io_, [this](const std::string& nd) { return NetdevExists(nd); },
                 {.backoff = options_.resource_backoff, .apply = {}}),

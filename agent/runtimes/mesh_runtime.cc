@@ -155,51 +155,14 @@ MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions opt
     };
   }
   if (options_.registry == nullptr || !enabled()) return;
-  prometheus::Registry& r = *options_.registry;
-  sent_ = &prometheus::BuildCounter()
-               .Name("roced_mesh_probes_sent_total")
-               .Help("Mesh probes sent and settled (answered or lost), by peer ToR; by peer only under this "
-                     "node's ToR.")
-               .Register(r);
-  lost_ = &prometheus::BuildCounter()
-               .Name("roced_mesh_probes_lost_total")
-               .Help("Mesh probes not answered within the timeout.")
-               .Register(r);
-  rtt_ = &prometheus::BuildHistogram()
-              .Name("roced_mesh_rtt_seconds")
-              .Help("Network round trip of answered mesh probes (the responder's hold subtracted).")
-              .Register(r);
-  answered_metric_ = &prometheus::BuildCounter()
-                          .Name("roced_mesh_requests_answered_total")
-                          .Help("Mesh probes of other agents this agent answered.")
-                          .Register(r)
-                          .Add({});
-  peers_gauge_ = &prometheus::BuildGauge().Name("roced_mesh_peers").Help("Peers on the pinglist, by scope.").Register(r);
-  slowdown_gauge_ = &prometheus::BuildGauge()
-                         .Name("roced_mesh_slowdown")
-                         .Help("Factor the mesh's probe rates are divided by under CPU pressure (1: full rate).")
-                         .Register(r)
-                         .Add({});
-  slowdown_gauge_->Set(1);
-  host_busy_gauge_ = &prometheus::BuildGauge()
-                          .Name("roced_mesh_host_busy")
-                          .Help("1 when this host's own state over the mesh window (CPU pressure, a stalled mesh "
-                                "loop, an agent younger than the window) makes its probes say more about the host "
-                                "than about its RNIC or the network (ListMeshResults host_busy says why); else 0.")
-                          .Register(r)
-                          .Add({});
-  info_gauge_ = &prometheus::BuildGauge()
-                     .Name("roced_mesh_info")
-                     .Help("This agent as the mesh knows it (value 1): its member name, ToR and pod, the names "
-                           "the peer and ToR labels of other agents' roced_mesh_* series use.")
-                     .Register(r);
+  families_ = metrics::MeshFamilies::Register(*options_.registry);
 }
 
 void MeshRuntime::SetInfoLocked(const mesh::Member& self) {
-  if (info_gauge_ == nullptr) return;
+  if (families_.info == nullptr) return;
   const std::map<std::string, std::string> labels = {{"node", self.name}, {"tor", self.tor}, {"pod", self.pod}};
-  prometheus::Gauge* next = &info_gauge_->Add(labels);
-  if (info_series_ != nullptr && info_series_ != next) info_gauge_->Remove(info_series_);
+  prometheus::Gauge* next = &families_.info->Add(labels);
+  if (info_series_ != nullptr && info_series_ != next) families_.info->Remove(info_series_);
   info_series_ = next;
   info_series_->Set(1);
 }
@@ -405,7 +368,7 @@ void MeshRuntime::UpdateSlowdown(std::optional<double> pressure) {
   if (after == before) return;
   prober_->SetSlowdown(after);
   LOG_INFO << "mesh: CPU pressure " << *pressure << "%: rates divided by " << after;
-  if (slowdown_gauge_ != nullptr) slowdown_gauge_->Set(after);
+  if (families_.slowdown != nullptr) families_.slowdown->Set(after);
 }
 
 mesh::HostState MeshRuntime::HostStateLocked(int64_t now_ns, std::optional<double> pressure) const {
@@ -418,7 +381,7 @@ mesh::HostState MeshRuntime::HostStateLocked(int64_t now_ns, std::optional<doubl
 void MeshRuntime::UpdateHostBusy(std::optional<double> pressure) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string reason = mesh::HostBusyReason(HostStateLocked(MonotonicNs(), pressure));
-  if (host_busy_gauge_ != nullptr) host_busy_gauge_->Set(reason.empty() ? 0 : 1);
+  if (families_.host_busy != nullptr) families_.host_busy->Set(reason.empty() ? 0 : 1);
   if (reason.empty() == !host_busy_) return;
   host_busy_ = !reason.empty();
   if (host_busy_) {
@@ -429,11 +392,11 @@ void MeshRuntime::UpdateHostBusy(std::optional<double> pressure) {
 }
 
 void MeshRuntime::UpdatePeerGauges() {
-  if (peers_gauge_ == nullptr) return;
+  if (families_.peers == nullptr) return;
   std::map<mesh::PeerScope, double> counts = {
       {mesh::PeerScope::kSameTor, 0}, {mesh::PeerScope::kSamePod, 0}, {mesh::PeerScope::kOtherPod, 0}};
   for (const auto& [name, info] : peers_) counts[info.scope] += 1;
-  for (const auto& [scope, n] : counts) peers_gauge_->Add({{"scope", ScopeName(scope)}}).Set(n);
+  for (const auto& [scope, n] : counts) families_.peers->Add({{"scope", ScopeName(scope)}}).Set(n);
 }
 
 bool MeshRuntime::OpenPorts() {
@@ -550,7 +513,7 @@ void MeshRuntime::OnDatagram(size_t port, const probe::UdReceived& r) {
         ports_[port]->Send(r.qp, r.from, answer->dscp, probe::MeshFlowLabel(answer->flow_label), answer->bytes, 0);
     if (st.ok()) {
       ++answered_;
-      if (answered_metric_ != nullptr) answered_metric_->Increment();
+      if (families_.answered != nullptr) families_.answered->Increment();
     }
     return;
   }
@@ -634,13 +597,13 @@ void MeshRuntime::ProbeTurn() {
 void MeshRuntime::CountOutcome(const mesh::MeshOutcome& o, const Where& where) {
   const std::string& peer_tor = where.peer_tor;
   const bool same_tor = where.same_tor;
-  if (sent_ == nullptr) return;
+  if (families_.sent == nullptr) return;
   const std::string peer = same_tor ? o.peer : "";
   std::lock_guard<std::mutex> lock(series_mu_);
   const std::map<std::string, std::string> labels = {
       {"tor", where.tor}, {"peer_tor", peer_tor}, {"peer", peer}, {"size", Label(o.size_bytes)}, {"dscp", Label(o.dscp)}};
-  prometheus::Counter& sent = sent_->Add(labels);
-  prometheus::Counter& lost = lost_->Add(labels);
+  prometheus::Counter& sent = families_.sent->Add(labels);
+  prometheus::Counter& lost = families_.lost->Add(labels);
   auto& held = counters_[{peer_tor, peer}];
   if (std::find(held.begin(), held.end(), &sent) == held.end()) {
     held.push_back(&sent);
@@ -654,7 +617,7 @@ void MeshRuntime::CountOutcome(const mesh::MeshOutcome& o, const Where& where) {
   if (o.rtt_ns <= 0) return;
   prometheus::Histogram*& h = histograms_[{peer_tor, peer}];
   if (h == nullptr) {
-    h = &rtt_->Add({{"tor", where.tor}, {"peer_tor", peer_tor}, {"peer", peer}},
+    h = &families_.rtt->Add({{"tor", where.tor}, {"peer_tor", peer_tor}, {"peer", peer}},
                    prometheus::Histogram::BucketBoundaries{10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 2e-3,
                                                            5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 500e-3, 1});
   }
@@ -662,7 +625,7 @@ void MeshRuntime::CountOutcome(const mesh::MeshOutcome& o, const Where& where) {
 }
 
 void MeshRuntime::PruneSeries(const std::map<std::string, PeerInfo>& peers) {
-  if (sent_ == nullptr) return;
+  if (families_.sent == nullptr) return;
   std::set<std::pair<std::string, std::string>> live;
   for (const auto& [name, info] : peers) {
     live.insert({info.member.tor, info.scope == mesh::PeerScope::kSameTor ? name : ""});
@@ -674,11 +637,11 @@ void MeshRuntime::PruneSeries(const std::map<std::string, PeerInfo>& peers) {
       continue;
     }
     for (size_t i = 0; i + 1 < it->second.size(); i += 2) {
-      sent_->Remove(it->second[i]);
-      lost_->Remove(it->second[i + 1]);
+      families_.sent->Remove(it->second[i]);
+      families_.lost->Remove(it->second[i + 1]);
     }
     if (auto h = histograms_.find(it->first); h != histograms_.end()) {
-      rtt_->Remove(h->second);
+      families_.rtt->Remove(h->second);
       histograms_.erase(h);
     }
     it = counters_.erase(it);

@@ -54,6 +54,7 @@
 #include "mesh/membership.h"
 #include "mesh/pinglist.h"
 #include "mesh/prober.h"
+#include "metrics/families.h"
 #include "model/defaults.h"
 #include "probe/ud_port.h"
 #include "prometheus/counter.h"
@@ -222,16 +223,9 @@ class MeshRuntime {
   std::thread probe_thread_;
 
   // Metrics (null without a registry).
-  prometheus::Family<prometheus::Counter>* sent_ = nullptr;
-  prometheus::Family<prometheus::Counter>* lost_ = nullptr;
-  prometheus::Family<prometheus::Histogram>* rtt_ = nullptr;
-  prometheus::Counter* answered_metric_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* peers_gauge_ = nullptr;
-  prometheus::Gauge* slowdown_gauge_ = nullptr;
-  prometheus::Gauge* host_busy_gauge_ = nullptr;
-  // roced_mesh_info{node,tor,pod}: one series, the one set last, so that
-  // `rocectl mesh --prometheus` can name the prober behind an instance.
-  prometheus::Family<prometheus::Gauge>* info_gauge_ = nullptr;
+  metrics::MeshFamilies families_;
+  // roced_mesh_info's one series, the one set last, so that `rocectl mesh
+  // --prometheus` can name the prober behind an instance.
   prometheus::Gauge* info_series_ = nullptr;
   void SetInfoLocked(const mesh::Member& self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The series each peer label ("" across ToRs: by peer ToR) holds.

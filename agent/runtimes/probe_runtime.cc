@@ -60,27 +60,7 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
       factory_, local_port,
       probe::ResponderLimits{options_.max_responder_endpoints, options_.max_responder_endpoints_per_caller,
                              options_.max_responder_pinned_bytes});
-  auto& registry = *options_.registry;
-  latency_ = &prometheus::BuildHistogram()
-                  .Name("roced_probe_latency_seconds")
-                  .Help("One-way RDMA WRITE latency to a peer agent (half the round trip, as "
-                        "ib_write_lat reports it); one observation per ping-pong sample.")
-                  .Register(registry);
-  bandwidth_ = &prometheus::BuildGauge()
-                    .Name("roced_probe_bandwidth_bits_per_second")
-                    .Help("RDMA WRITE bandwidth to a peer agent measured by the last successful "
-                          "bandwidth probe (average over the probe, as ib_write_bw's BW average).")
-                    .Register(registry);
-  failures_ = &prometheus::BuildCounter()
-                   .Name("roced_probe_failures_total")
-                   .Help("Probes that failed, by peer and reason (peer_unavailable, "
-                         "connect_timeout, timeout, wc_error:<status>, device_unavailable, ...).")
-                   .Register(registry);
-  last_success_ = &prometheus::BuildGauge()
-                       .Name("roced_probe_last_success_timestamp_seconds")
-                       .Help("Unix time at which the last successful probe of a peer and kind "
-                             "finished.")
-                       .Register(registry);
+  families_ = metrics::ProbeFamilies::Register(*options_.registry);
 }
 
 ProbeRuntime::~ProbeRuntime() { Stop(); }
@@ -143,19 +123,19 @@ void ProbeRuntime::Record(const probe::InitiatorRun& run) {
     double sum = 0;
     std::vector<double> increments =
         probe::LatencyBucketIncrements(run.rtt_ns, LatencyBuckets(), &sum);
-    latency_->Add({{"peer", peer}, {"device", result.device()}}, LatencyBuckets())
+    families_.latency->Add({{"peer", peer}, {"device", result.device()}}, LatencyBuckets())
         .ObserveMultiple(increments, sum);
   } else if (result.success()) {
-    bandwidth_->Add({{"peer", peer}, {"device", result.device()}})
+    families_.bandwidth->Add({{"peer", peer}, {"device", result.device()}})
         .Set(result.bandwidth().gbps() * 1e9);
   }
   history_.Add(result);
   if (result.success() && peer != kAdhocPeerLabel) RecordBaseline(result);
   if (result.success()) {
-    last_success_->Add({{"peer", peer}, {"kind", ProbeKindName(result.kind())}})
+    families_.last_success->Add({{"peer", peer}, {"kind", ProbeKindName(result.kind())}})
         .Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   } else {
-    failures_->Add({{"peer", peer}, {"reason", result.failure_reason()}}).Increment();
+    families_.failures->Add({{"peer", peer}, {"reason", result.failure_reason()}}).Increment();
     LOG_INFO << "probe " << ProbeKindName(result.kind()) << " to " << result.peer()
              << " failed: " << result.failure_reason() << ": " << result.failure_detail();
   }

@@ -44,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/core/agent.h"
+#include "metrics/families.h"
 #include "model/defaults.h"
 #include "probe/baseline.h"
 #include "probe/endpoint.h"
@@ -196,10 +197,7 @@ class ProbeRuntime {
   std::mutex workers_mu_;
   std::vector<Worker> workers_ ABSL_GUARDED_BY(workers_mu_);
 
-  prometheus::Family<prometheus::Histogram>* latency_;
-  prometheus::Family<prometheus::Gauge>* bandwidth_;
-  prometheus::Family<prometheus::Counter>* failures_;
-  prometheus::Family<prometheus::Gauge>* last_success_;
+  metrics::ProbeFamilies families_;
 
   // Last: their threads use everything above.
   // Every second while endpoints are open (a lease to end, a serving thread

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "agent/api/audit_log.h"
 #include "agent/api/refusal_log.h"
+#include "metrics/families.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "prometheus/registry.h"
@@ -132,7 +133,7 @@ TEST(AuditLog, TwoHundredThousandRefusalsKeepTheLastChangeAndStayWithinBounds) {
   const AuditLogOptions defaults;
   {
     AuditLog log(path);
-    log.RegisterMetrics(&registry);
+    log.RegisterMetrics(metrics::ApiFamilies::Register(registry).refusals);
     const std::string change = AuditLine(Record("admin.example", "eth0 qos.pfc: 3 -> 3,4"));
     log.Append(Record("admin.example", "eth0 qos.pfc: 3 -> 3,4"));
     ::testing::internal::CaptureStderr();
