@@ -31,7 +31,7 @@ scripts/ and the CMakeLists.txt files):
   flags      a --flag on a roced or rocectl command line (a code block line or
              a backticked command) is one the binary registers
              (agent/flags.cc, tools/rocectl/), and each name after
-             `--checks` is a diagnose check (lib/diagnose/checks.cc)
+             `--checks` is a diagnose check (lib/diagnose/checks/)
 
 Usage: docs_check.py SOURCE_DIR
 """
@@ -315,8 +315,12 @@ def registered_flags(src, files):
 
 
 def diagnose_checks(src):
-    with open(os.path.join(src, "lib/diagnose/checks.cc")) as f:
-        return set(re.findall(r'\{\{"([a-z_]+)", "', f.read()))
+    """The check names, one check a file under lib/diagnose/checks/."""
+    names = set()
+    for path in glob.glob(os.path.join(src, "lib/diagnose/checks/*.cc")):
+        with open(path) as f:
+            names.update(re.findall(r'\{\{"([a-z_]+)", "', f.read()))
+    return names
 
 
 def command_lines(text):

@@ -4,33 +4,12 @@
 // misalignment operators otherwise find by hand into a finding with the
 // object, what is wrong, and what to do about it.
 //
-// | check          | finds                                                                  |
-// |----------------|------------------------------------------------------------------------|
-// | port_state     | a RoCE port that is not ACTIVE                                         |
-// | roce_v2_gid    | a RoCE port without a RoCE v2 GID carrying an IP address               |
-// | roce_mode      | rdma_cm's default mode left at RoCE v1                                 |
-// | pfc_dscp       | RoCE's DSCP classified to a priority without PFC; PFC on a priority    |
-// |                | no DSCP maps to; PFC with PCP trust; no PFC at all                      |
-// | switch_alignment | the switch's LLDP against the host: RoCE's DSCP on another priority  |
-// |                | or lossless on one side only (errors), PFC sets differing, the switch's |
-// |                | maximum frame size below the host MTU, willing with a static config,   |
-// |                | no LLDP heard                                                          |
-// | ecn            | ECN notification/reaction point off on a PFC priority                  |
-// | mtu            | RoCE MTU below 4096 because of the netdev MTU                          |
-// | pcie           | a NIC trained below its slot's width or speed                          |
-// | hugepages      | no hugepages reserved in any size                                      |
-// | memlock        | the agent's RLIMIT_MEMLOCK is limited (RDMA registers pinned memory)   |
-// | probes         | the latest probe of a peer failed                                      |
-// | converged      | the accepted config is not in force                                    |
-// | pause_without_ecn | PFC pauses on a priority up by > 1000 over 60-90 s while ECN marks |
-// |                | and CNPs stay flat (congestion left to PFC alone)                      |
-// | link_flaps     | more than 3 carrier changes of a RoCE netdev within 6 hours            |
-// | probe_baseline | a peer's probe latency (p50 +20%, p99 +50%) or bandwidth (-10%) worse  |
-// |                | than under the local device's previous driver/firmware                 |
-// | numa_locality  | hugepages, the agent's CPUs or the NIC's IRQs only on other NUMA nodes  |
-// | neighbours     | a probe peer's next hop without a resolved neighbour entry             |
-// | arp_flux       | RoCE netdevs sharing a subnet without arp_ignore/arp_announce/rp_filter |
-// | clock_sync     | the system clock not synchronised (adjtimex), PTP clocks left unused    |
+// Each check is one file under lib/diagnose/checks/ (port_state, roce_v2_gid,
+// roce_mode, pfc_dscp, switch_alignment, dcbx_mode, ecn, mtu, pcie,
+// hugepages, memlock, probes, converged, pause_without_ecn, link_flaps,
+// probe_baseline, numa_locality, neighbours, arp_flux, clock_sync) carrying
+// its name, what it looks for, the Inputs it reads and the field guide's rule
+// it holds the node to; Checks() lists them.
 //
 // Pure functions of their inputs; the agent gathers them.
 #pragma once
@@ -126,7 +105,9 @@ void GatherRoutes(Inputs* in);
 
 struct CheckInfo {
   const char* name;
-  const char* description;
+  const char* description;  // what it looks for, in a line
+  const char* inputs;       // the Inputs it reads
+  const char* rule;         // the field guide's rule it holds the node to
 };
 // Every check, in the order findings are produced.
 const std::vector<CheckInfo>& Checks();

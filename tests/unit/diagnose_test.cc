@@ -7,6 +7,7 @@
 #include <linux/neighbour.h>
 #include <sys/timex.h>
 
+#include <filesystem>
 #include <set>
 
 #include <gmock/gmock.h>
@@ -126,6 +127,24 @@ TEST(Diagnose, ChecksWithoutTheirInputsAreSkippedWithWhy) {
   EXPECT_EQ(names.size(), diagnose::Checks().size() - 2);
   EXPECT_FALSE(names.count("memlock"));
   EXPECT_FALSE(names.count("converged"));
+}
+
+// Every check is one file of lib/diagnose/checks/ named after it, and says
+// what it reads and the rule it holds the node to; no two share a name.
+TEST(Diagnose, EachCheckIsOneFileWithItsInputsAndRule) {
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(ROCED_SOURCE_DIR) + "/lib/diagnose/checks")) {
+    files.insert(e.path().stem().string());
+  }
+  std::set<std::string> names;
+  for (const auto& c : diagnose::Checks()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_TRUE(files.count(c.name)) << c.name << " has no file lib/diagnose/checks/" << c.name << ".cc";
+    EXPECT_GT(std::string(c.description).size(), 10u) << c.name;
+    EXPECT_GT(std::string(c.inputs).size(), 5u) << c.name;
+    EXPECT_GT(std::string(c.rule).size(), 20u) << c.name;
+  }
+  EXPECT_EQ(names, files) << "a file under lib/diagnose/checks/ that Checks() does not list, or the other way";
 }
 
 TEST(Diagnose, RoceDscpClassifiedAwayFromThePfcPriorityIsAnError) {
