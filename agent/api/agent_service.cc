@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/runtimes/confirm_guard.h"
+#include "agent/runtimes/mesh_runtime.h"
 #include "model/confirm_policy.h"
 #include "model/validate.h"
 #include "util/status_macros.h"
@@ -14,6 +15,12 @@
 namespace roced::agent {
 
 namespace {
+constexpr char kRunProbe[] = "/roced.v1.Agent/RunProbe";
+constexpr char kListProbeResults[] = "/roced.v1.Agent/ListProbeResults";
+constexpr char kListMeshResults[] = "/roced.v1.Agent/ListMeshResults";
+
+grpc::Status ProbesNotReady() { return grpc::Status(grpc::StatusCode::UNAVAILABLE, "probes not ready"); }
+
 // What an ApplyConfig request must pass before the agent looks at any
 // entry of it: the config's count caps and a normalized confirm_timeout.
 absl::Status CheckApplyBounds(const roced::v1::ApplyConfigRequest& request) {
@@ -258,6 +265,53 @@ grpc::Status AgentService::RunDiagnose(const roced::v1::DiagnoseRequest& request
   const size_t asked = only.empty() ? diagnose::Checks().size() : std::set<std::string>(only.begin(), only.end()).size();
   response->set_checks_run(static_cast<uint32_t>(asked - skipped.size()));
   return grpc::Status::OK;
+}
+
+grpc::Status AgentService::RunProbe(grpc::ServerContext* context, const roced::v1::RunProbeRequest* request,
+                                    roced::v1::ProbeResult* response) {
+  return gate_->Serve(context, kRunProbe, [&](const Caller& caller, AuditNote* note) {
+    note->summary = absl::StrCat(roced::v1::ProbeKind_Name(request->kind()), " to ",
+                                 util::Quoted(request->peer()));
+    if (probes_ == nullptr) return ProbesNotReady();
+    // An operator probes the peers the config names; any other address is
+    // traffic the agent would send anywhere, which needs admin.
+    if (!caller.roles.Has(access::Role::kAdmin) && !probes_->IsConfiguredPeer(request->peer())) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          absl::StrCat("/roced.v1.Agent/RunProbe to ", util::Quoted(request->peer()),
+                                       ", which is not a peer of the config, needs the admin role; ",
+                                       util::EscapeForLog(caller.identity, 128), " has ",
+                                       caller.roles.ToString()));
+    }
+    absl::StatusOr<roced::v1::ProbeResult> result = probes_->RunProbe(*request);
+    if (!result.ok()) return ToGrpc(result.status());
+    *response = *std::move(result);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentService::ListProbeResults(grpc::ServerContext* context,
+                                            const roced::v1::ListProbeResultsRequest* request,
+                                            roced::v1::ListProbeResultsResponse* response) {
+  return gate_->Serve(context, kListProbeResults, [&](const Caller&, AuditNote*) {
+    if (probes_ == nullptr) return ProbesNotReady();
+    for (auto& r : probes_->ListResults(*request)) *response->add_results() = std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentService::ListMeshResults(grpc::ServerContext* context,
+                                           const roced::v1::ListMeshResultsRequest* request,
+                                           roced::v1::ListMeshResultsResponse* response) {
+  return gate_->Serve(context, kListMeshResults, [&](const Caller&, AuditNote*) {
+    if (mesh_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "the mesh is off: start roced with --mesh-inventory FILE or --mesh-dns NAME:PORT");
+    }
+    absl::StatusOr<roced::v1::ListMeshResultsResponse> list = mesh_->List(*request);
+    if (!list.ok()) return ToGrpc(list.status());
+    *response = *std::move(list);
+    return grpc::Status::OK;
+  });
 }
 
 }  // namespace roced::agent
