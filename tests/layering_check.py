@@ -9,9 +9,14 @@ include roots of the targets it links (roced_include_root), so the build
 itself refuses an #include of an undeclared layer; tests/layering/ proves it.
 
 This script reads that graph and fails when
-  - an #include in agent/, lib/, tools/, tests/ or bench/ climbs with ".."
-    (the one way past the include roots: a quoted include is first looked
-    up beside the including file);
+  - a file of a layer includes a layer it does not link: the compiler sees a
+    header only where a source of its layer includes it, so the headers are
+    read here too;
+  - an #include in agent/, lib/, tools/, tests/ or bench/ climbs with "..",
+    an absolute path or include_roots (the ways past the include roots: a
+    quoted include is first looked up beside the including file);
+  - a CMakeLists.txt adds an include directory into the source tree (lib/,
+    agent/, tools/ or the root), which would open every layer;
   - a metric family is built outside lib/metrics (every family is defined
     and registered there, one owner per source; the runtimes set values);
   - docs/design.md's layer table (between the "layers:" markers) is not
@@ -26,7 +31,7 @@ import sys
 BEGIN = "<!-- layers: written by tests/layering_check.py --write from the CMake files -->"
 END = "<!-- end of layers -->"
 CHECKED_TREES = ("agent", "lib", "tools", "tests", "bench")
-CLIMB = re.compile(r'^\s*#\s*include\s+"([^"]*\.\.[^"]*)"')
+CLIMB = re.compile(r'^\s*#\s*include\s*[<"]((?:[^>"]*(?:\.\.|include_roots)[^>"]*)|/[^>"]*)[>"]')
 FAMILY = re.compile(r"prometheus::Build(Counter|Gauge|Histogram|Summary|Info)\(")
 FAMILY_TREES = ("agent", "lib", "tools")
 
@@ -59,25 +64,115 @@ def calls(text, function):
         yield words
 
 
+def cmake_texts(root):
+    texts = {}
+    for name in ("lib", "agent", os.path.join("tools", "rocectl")):
+        with open(os.path.join(root, name, "CMakeLists.txt"), encoding="utf-8") as f:
+            texts[name] = f.read()
+    return texts
+
+
 def graph(root):
-    """{layer: [layers it links]} in the order the CMake files declare them."""
+    """{layer: [layers it links]} in the order the CMake files declare them:
+    the helpers' DEPS and every target_link_libraries of ours, whatever its
+    visibility."""
     out = {}
-    with open(os.path.join(root, "lib", "CMakeLists.txt"), encoding="utf-8") as f:
-        lib = f.read()
-    with open(os.path.join(root, "agent", "CMakeLists.txt"), encoding="utf-8") as f:
-        agent = f.read()
-    with open(os.path.join(root, "tools", "rocectl", "CMakeLists.txt"), encoding="utf-8") as f:
-        tools = f.read()
-    for text, function, prefix in ((lib, "roced_module", "roced_"), (agent, "roced_agent_layer", "roced_agent_")):
-        for words in calls(text, function):
+    texts = cmake_texts(root)
+    for name, function, prefix in (("lib", "roced_module", "roced_"), ("agent", "roced_agent_layer", "roced_agent_")):
+        for words in calls(texts[name], function):
             if not words or words[0] == "name":  # the function's own definition
                 continue
             deps = words[words.index("DEPS") + 1:] if "DEPS" in words else []
             out[layer_name(prefix + words[0])] = [d for d in map(layer_name, deps) if d]
-    for text in (agent, tools):
+    for text in texts.values():
         for words in calls(text, "target_link_libraries"):
-            if len(words) > 2 and words[1] == "PUBLIC" and layer_name(words[0]) not in (None, *out.keys()):
-                out[layer_name(words[0])] = [d for d in map(layer_name, words[2:]) if d]
+            layer = layer_name(words[0]) if words else None
+            if layer in (None, "every lib/ module"):  # not ours, or the umbrella
+                continue
+            deps = out.setdefault(layer, [])
+            deps += [d for d in map(layer_name, words[1:]) if d and d not in deps]
+    return out
+
+
+def allowed(g, layer):
+    """The layers `layer` may include: itself and everything below it."""
+    lib_modules = [k for k in g if "/" not in k and k != "agent"]
+    seen, todo = {layer}, [layer]
+    while todo:
+        for dep in g.get(todo.pop(), []):
+            for d in (lib_modules if dep == "every lib/ module" else [dep]):
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+    return seen
+
+
+STATE_FILES = ("config_lifecycle", "restore_queue", "state_dir")
+
+
+def layer_of_path(rel, g):
+    """The layer a source file (path from the root) or an include spelling
+    belongs to, or None when it is not one of ours."""
+    parts = rel.split("/")
+    if rel == "model/defaults.h" or rel == "lib/model/defaults.h":
+        return "model/defaults.h"
+    if parts[0] == "lib" and len(parts) > 2:
+        parts = parts[1:]
+    if parts[0] == "agent":
+        if len(parts) == 2:
+            return "agent"
+        if parts[1] == "core" and os.path.splitext(parts[-1])[0] in STATE_FILES:
+            return "agent/state"
+        return f"agent/{parts[1]}" if f"agent/{parts[1]}" in g else None
+    if parts[0] == "tools" and len(parts) > 2:
+        return f"tools/{parts[1]}" if f"tools/{parts[1]}" in g else None
+    return parts[0] if parts[0] in g and len(parts) > 1 else None
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
+
+def undeclared(root, g):
+    """Includes of a layer the including file's layer does not link: the
+    headers too, which the compiler sees only where a source of the layer
+    includes them."""
+    out = []
+    for tree in ("lib", "agent", "tools"):
+        for dirpath, _, files in os.walk(os.path.join(root, tree)):
+            for name in sorted(f for f in files if f.endswith((".h", ".cc"))):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root)
+                layer = layer_of_path(rel, g)
+                if layer is None or layer == "model/defaults.h":
+                    continue
+                ok = allowed(g, layer) | {"model/defaults.h"}
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        target = layer_of_path(m.group(1), g) if m else None
+                        if target is not None and target not in ok:
+                            out.append(f"{rel}:{n}: {layer} includes {target} ({m.group(1)}), a layer it does "
+                                       "not link (CMake)")
+    return out
+
+
+SOURCE_ROOT_INCLUDE = re.compile(
+    r"target_include_directories\([^)]*\$\{CMAKE_(?:CURRENT_)?SOURCE_DIR\}(?:/(?:lib|agent|tools)[^\s)]*)?[\s)]")
+
+
+def source_tree_roots(root):
+    """include directories into the source tree: they would open every layer."""
+    out = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
+        if "CMakeLists.txt" in files:
+            path = os.path.join(dirpath, "CMakeLists.txt")
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for m in SOURCE_ROOT_INCLUDE.finditer(text):
+                n = text.count("\n", 0, m.start()) + 1
+                out.append(f"{os.path.relpath(path, root)}:{n}: an include directory into the source tree opens "
+                           "every layer; use roced_include_root")
     return out
 
 
@@ -104,7 +199,8 @@ def climbs(root):
                         m = CLIMB.match(line)
                         if m:
                             out.append(f"{os.path.relpath(path, root)}:{n}: #include \"{m.group(1)}\" climbs "
-                                       "out of the include roots; include it by its layer's path")
+                                       "out of the include roots (.., an absolute path or include_roots); "
+                                       "include it by its layer's path")
     return out
 
 
@@ -128,7 +224,7 @@ def main():
     root = sys.argv[1]
     write = "--write" in sys.argv[2:]
     g = graph(root)
-    problems = climbs(root) + families_outside(root)
+    problems = climbs(root) + undeclared(root, g) + source_tree_roots(root) + families_outside(root)
     design = os.path.join(root, "docs", "design.md")
     with open(design, encoding="utf-8") as f:
         text = f.read()

@@ -27,6 +27,23 @@ echo '#include "../reconcile/plan.h"' >>"$WORK/lib/hal/paths.h"
 refused "an include climbing with .." 'lib/hal/paths.h:[0-9]*: #include "../reconcile/plan.h" climbs'
 cp "$SRC/lib/hal/paths.h" "$WORK/lib/hal/paths.h"
 
+# A header no source of its layer includes: the compiler would not see it.
+echo '#include "hal/paths.h"' >>"$WORK/lib/util/utf8.h"
+refused "util's header including hal" 'lib/util/utf8.h:[0-9]*: util includes hal (hal/paths.h), a layer it does not link'
+cp "$SRC/lib/util/utf8.h" "$WORK/lib/util/utf8.h"
+echo '#include "agent/core/agent.h"' >>"$WORK/agent/core/state_dir.h"
+refused "agent/core's state files including the rest of agent/core" 'agent/core/state_dir.h:[0-9]*: agent/state includes agent/core'
+cp "$SRC/agent/core/state_dir.h" "$WORK/agent/core/state_dir.h"
+echo '#include <hal/../reconcile/plan.h>' >>"$WORK/lib/hal/paths.h"
+refused "an angle-bracket include climbing with .." 'lib/hal/paths.h:[0-9]*: #include "hal/../reconcile/plan.h" climbs'
+cp "$SRC/lib/hal/paths.h" "$WORK/lib/hal/paths.h"
+echo 'target_include_directories(roced_hal PUBLIC ${CMAKE_SOURCE_DIR})' >>"$WORK/lib/CMakeLists.txt"
+refused "an include directory at the source root" 'lib/CMakeLists.txt:[0-9]*: an include directory into the source tree'
+cp "$SRC/lib/CMakeLists.txt" "$WORK/lib/CMakeLists.txt"
+echo 'target_link_libraries(roced_hal PRIVATE roced_reconcile)' >>"$WORK/lib/CMakeLists.txt"
+refused "a PRIVATE link the table does not show" "design.md: the layer table is not the CMake files' graph"
+cp "$SRC/lib/CMakeLists.txt" "$WORK/lib/CMakeLists.txt"
+
 echo 'auto* f = &prometheus::BuildGauge().Name("x").Help("x").Register(r);' >>"$WORK/agent/runtimes/mesh_runtime.cc"
 refused "a metric family built in agent/" 'agent/runtimes/mesh_runtime.cc:[0-9]*: a metric family built outside lib/metrics'
 cp "$SRC/agent/runtimes/mesh_runtime.cc" "$WORK/agent/runtimes/mesh_runtime.cc"

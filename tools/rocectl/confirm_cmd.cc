@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "roced/v1/agent.grpc.pb.h"
 #include "tools/rocectl/call.h"
 #include "tools/rocectl/commands.h"
