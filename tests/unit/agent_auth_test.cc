@@ -68,7 +68,10 @@ class TlsNode {
     s.audit_log = dir_ + "/audit.log";
     probes.factory = &factory_;
     probes.schedule = false;
-    probes.open_timeout = absl::Milliseconds(500);
+    // The default: a TLS handshake with a node just started took over 500 ms
+    // on a machine running the lab beside the tests. Refused or unreachable
+    // peers fail at once (no wait_for_ready), so no test waits it out.
+    probes.open_timeout = absl::Seconds(5);
     opts.probes = std::move(probes);
     node_ = std::make_unique<Daemon>(std::move(opts));
     start_ = node_->Start();
