@@ -244,6 +244,8 @@ struct LocalizeOptions {
   double min_ratio = 2;
   // ... and at least this many probes lost (or slow).
   uint64_t min_lost = 3;
+  // Suspects in the network (every kind but host) per symptom; busy hosts
+  // are counted apart, up to kMaxBusyHostSuspects.
   size_t max_suspects = 16;
 };
 // Allowed ranges, checked by Validate (errors name the field): baseline_loss
@@ -251,6 +253,8 @@ struct LocalizeOptions {
 inline constexpr double kMinBaselineLoss = 1e-9;
 inline constexpr double kMaxBaselineLoss = 0.1;
 inline constexpr size_t kMaxSuspectsLimit = 64;
+// Busy hosts (kind host) named per symptom at most, besides max_suspects.
+inline constexpr size_t kMaxBusyHostSuspects = 64;
 absl::Status Validate(const LocalizeOptions& options);
 
 struct Localization {

@@ -536,6 +536,35 @@ TEST(HostNoise, WhenEveryHostIsBusyAFaultIsStillFound) {
   EXPECT_EQ(l.suspects[0].component, "t2-h1");
 }
 
+// Many busy hosts (more than max_suspects) are each named, and a lossy
+// RNIC among them is still found: busy hosts are counted apart from the
+// network's suspects, so they cannot use up the bound before it.
+TEST(HostNoise, ManyBusyHostsDoNotCrowdOutANetworkFault) {
+  const auto fleet = Fleet(12, 8);
+  std::set<std::string> busy;
+  for (int t = 0; t < 12; ++t) {
+    for (int h = 0; h < 2; ++h) busy.insert(absl::StrCat("t", t, "-h", h));
+  }
+  auto touches = [](const std::set<std::string>& names, const Member& a, const Member& b) {
+    return names.count(a.name) || names.count(b.name);
+  };
+  const LossModel loss = [&](const Member& a, const Member& b, ProbeClass, int) {
+    if (touches(busy, a, b)) return 0.2;
+    return touches({"t7-h5"}, a, b) ? 0.02 : 1e-5;
+  };
+  Observations obs = ObserveWorld(fleet, {.loss = loss, .hist_loss = Uniform(1e-5)});
+  for (const std::string& name : busy) ASSERT_TRUE(obs.MarkHost(name, "CPU pressure 85% (some avg10)").ok());
+  ASSERT_GT(busy.size(), LocalizeOptions().max_suspects);
+  Localization l = LocalizeAll(obs);
+  std::set<std::string> hosts, rnics;
+  for (const Suspect& s : l.suspects) {
+    (s.kind == SuspectKind::kHost ? hosts : rnics).insert(s.component);
+    EXPECT_TRUE(s.kind == SuspectKind::kHost || s.kind == SuspectKind::kRnic) << Describe(l);
+  }
+  EXPECT_EQ(hosts, busy) << Describe(l);
+  EXPECT_EQ(rnics, std::set<std::string>{"t7-h5"}) << Describe(l);
+}
+
 // A reason is cut on a character boundary, control characters replaced.
 TEST(HostNoise, AReasonIsKeptPrintableAndWhole) {
   Observations obs(Fleet(2, 1));
