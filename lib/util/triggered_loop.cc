@@ -8,7 +8,10 @@
 namespace roced::util {
 
 TriggeredLoop::TriggeredLoop(Options options, WaitFn wait, Body body)
-    : options_(std::move(options)), wait_(std::move(wait)), body_(std::move(body)) {}
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()),
+      wait_(std::move(wait)),
+      body_(std::move(body)) {}
 
 TriggeredLoop::~TriggeredLoop() { Stop(); }
 
@@ -49,14 +52,8 @@ void TriggeredLoop::Run() {
     std::string reason = options_.periodic_reason;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      auto woken = [this] { return stop_ || requested_; };
-      // An infinite wait is a wait for a trigger (steady_clock::now() plus
-      // nanoseconds::max() would overflow and not wait at all).
-      if (wait == absl::InfiniteDuration()) {
-        cv_.wait(lock, woken);
-      } else {
-        cv_.wait_for(lock, absl::ToChronoNanoseconds(std::min(wait, absl::Hours(24))), woken);
-      }
+      // An infinite wait is a wait for a trigger.
+      clock_->WaitFor(lock, cv_, wait, [this] { return stop_ || requested_; });
       if (stop_) return;
       if (requested_) reason = reason_;
       requested_ = false;

@@ -18,6 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
+#include "util/clock.h"
 
 namespace roced::util {
 
@@ -27,6 +28,7 @@ class TriggeredLoop {
     std::string name;                       // thread name
     std::string periodic_reason = "periodic";  // the body's reason when the wait ran out
     bool run_first = false;                 // run the body once right at Start
+    Clock* clock = nullptr;                 // the waits' clock; null: RealClock()
   };
   // How long to wait before the next periodic pass (asked before every
   // wait); absl::InfiniteDuration() waits for a trigger only.
@@ -47,6 +49,7 @@ class TriggeredLoop {
   void Run();
 
   const Options options_;
+  Clock* const clock_;
   const WaitFn wait_;
   const Body body_;
   std::mutex mu_;

@@ -1,5 +1,7 @@
 // util::TriggeredLoop: periodic passes on its wait, triggered passes at
 // once with their reason, merged triggers, a prompt Stop, a named thread.
+// Time is a SimulatedClock: a periodic pass happens when the test moves the
+// clock past the wait, and not before.
 #include "util/triggered_loop.h"
 
 #include <gmock/gmock.h>
@@ -8,10 +10,12 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "util/clock.h"
 
 namespace roced::util {
 namespace {
@@ -33,21 +37,32 @@ struct Recorder {
   }
 };
 
-bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout = absl::Seconds(5)) {
+// Polls `cond` (it is set on the loop's thread; a 1 ms poll, not a wait
+// for time to pass) until it holds, at most 10 s of real time.
+bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout = absl::Seconds(10)) {
   const absl::Time end = absl::Now() + timeout;
   while (absl::Now() < end) {
     if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
+    absl::SleepFor(absl::Milliseconds(1));  // a poll of `cond`, not a wait for behaviour
   }
   return cond();
 }
 
-TEST(TriggeredLoop, RunsPeriodicallyOnItsWait) {
+TEST(TriggeredLoop, RunsPeriodicallyOnItsWaitAndNotBefore) {
   Recorder rec;
-  TriggeredLoop loop({"test-loop"}, [] { return absl::Milliseconds(20); },
+  SimulatedClock clock;
+  TriggeredLoop loop({"test-loop", "periodic", false, &clock}, [] { return absl::Seconds(20); },
                      [&](const std::string& r) { rec.Add(r); });
   loop.Start();
-  EXPECT_TRUE(WaitFor([&] { return rec.Get().size() >= 3; }));
+  for (size_t pass = 1; pass <= 3; ++pass) {
+    ASSERT_TRUE(clock.AwaitWaiters(1)) << "the loop never waited";
+    clock.Advance(absl::Seconds(19));
+    // The loop waits again (or is in its wait) with 1 s left: no pass yet.
+    ASSERT_TRUE(clock.AwaitWaiters(1));
+    EXPECT_EQ(rec.Get().size(), pass - 1);
+    clock.Advance(absl::Seconds(1));
+    ASSERT_TRUE(WaitFor([&] { return rec.Get().size() == pass; })) << "pass " << pass;
+  }
   loop.Stop();
   for (const auto& r : rec.Get()) EXPECT_EQ(r, "periodic");
   EXPECT_EQ(rec.thread_name, "test-loop");
@@ -55,7 +70,8 @@ TEST(TriggeredLoop, RunsPeriodicallyOnItsWait) {
 
 TEST(TriggeredLoop, ATriggerRunsAtOnceWithItsReasonAndStopIsPrompt) {
   Recorder rec;
-  TriggeredLoop loop({"t", "periodic", /*run_first=*/true}, [] { return absl::Hours(1); },
+  SimulatedClock clock;  // never advanced: only triggers and Stop end a wait
+  TriggeredLoop loop({"t", "periodic", /*run_first=*/true, &clock}, [] { return absl::Hours(1); },
                      [&](const std::string& r) { rec.Add(r); });
   loop.Start();
   EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 1; }));
@@ -63,20 +79,22 @@ TEST(TriggeredLoop, ATriggerRunsAtOnceWithItsReasonAndStopIsPrompt) {
   loop.Trigger("netlink");
   EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 2; }));
   EXPECT_EQ(rec.Get()[1], "netlink");
-  const absl::Time t0 = absl::Now();
-  loop.Stop();
-  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));  // not the hour's wait
+  loop.Stop();  // returns: the hour's wait on a clock that does not move ends on Stop
   loop.Stop();  // idempotent
   EXPECT_EQ(rec.Get().size(), 2u);
 }
 
 TEST(TriggeredLoop, TriggersDuringABodyAreMergedIntoOneNextPass) {
   Recorder rec;
-  std::atomic<bool> release{false};
-  TriggeredLoop loop({"t"}, [] { return absl::Hours(1); }, [&](const std::string& r) {
+  SimulatedClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  TriggeredLoop loop({"t", "periodic", false, &clock}, [] { return absl::Hours(1); }, [&](const std::string& r) {
     rec.Add(r);
     if (r == "first") {
-      while (!release.load()) absl::SleepFor(absl::Milliseconds(1));
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return release; });
     }
   });
   loop.Start();
@@ -84,9 +102,14 @@ TEST(TriggeredLoop, TriggersDuringABodyAreMergedIntoOneNextPass) {
   EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 1; }));
   loop.Trigger("a");
   loop.Trigger("b");
-  release = true;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
   EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 2; }));
-  absl::SleepFor(absl::Milliseconds(50));
+  // Back in its wait with nothing requested: no third pass is pending.
+  ASSERT_TRUE(clock.AwaitWaiters(1));
   loop.Stop();
   EXPECT_THAT(rec.Get(), ::testing::ElementsAre("first", "b"));
 }
@@ -95,21 +118,22 @@ TEST(TriggeredLoop, TriggersDuringABodyAreMergedIntoOneNextPass) {
 // with no PFC-enabled netdev) sleeps until triggered: no pass, no spin.
 TEST(TriggeredLoop, AnInfiniteWaitRunsOnlyOnTriggers) {
   Recorder rec;
+  SimulatedClock clock;
   std::atomic<int> waits{0};
-  TriggeredLoop loop({"t"}, [&] {
+  TriggeredLoop loop({"t", "periodic", false, &clock}, [&] {
     ++waits;
     return absl::InfiniteDuration();
   }, [&](const std::string& r) { rec.Add(r); });
   loop.Start();
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  clock.Advance(absl::Hours(24 * 365));  // however long: no deadline to reach
+  ASSERT_TRUE(clock.AwaitWaiters(1));
   EXPECT_TRUE(rec.Get().empty());
   EXPECT_EQ(waits.load(), 1) << "the loop woke up without a trigger";
   loop.Trigger("go");
   EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 1; }));
   EXPECT_EQ(rec.Get()[0], "go");
-  const absl::Time t0 = absl::Now();
   loop.Stop();
-  EXPECT_LT(absl::Now() - t0, absl::Seconds(1));
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+// Time as roced reads it, passed in rather than read from the system: the
+// wall clock (may be stepped), the monotonic clock (only differences mean
+// anything), and timed waits on a condition variable or alone.
+//
+// RealClock() is the system's. SimulatedClock is a clock a test moves by
+// hand: its waits end when Advance() moves its monotonic time past their
+// deadline (or, for a condition wait, when the condition holds), so a test
+// drives a periodic loop pass by pass without sleeping.
+//
+// Threads: every method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <list>
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+
+namespace roced::util {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // The wall clock.
+  virtual absl::Time Now() = 0;
+  // The monotonic clock, from an arbitrary epoch.
+  virtual absl::Time Monotonic() = 0;
+  // With `lock` held on the mutex `cv` is used with: waits until `pred()`
+  // holds or `timeout` has passed on the monotonic clock
+  // (absl::InfiniteDuration(): until `pred()` holds). Returns `pred()`.
+  virtual bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
+                       const std::function<bool()>& pred) = 0;
+  // Waits `d` on the monotonic clock.
+  virtual void SleepFor(absl::Duration d) = 0;
+};
+
+// The system's clock (absl::Now, std::chrono::steady_clock); never null.
+Clock* RealClock();
+
+class SimulatedClock : public Clock {
+ public:
+  // The wall clock starts at `wall`, the monotonic one at the Unix epoch.
+  explicit SimulatedClock(absl::Time wall = absl::FromUnixSeconds(1'800'000'000));
+  ~SimulatedClock() override;
+  SimulatedClock(const SimulatedClock&) = delete;
+  SimulatedClock& operator=(const SimulatedClock&) = delete;
+
+  absl::Time Now() override;
+  absl::Time Monotonic() override;
+  bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
+               const std::function<bool()>& pred) override;
+  void SleepFor(absl::Duration d) override;
+
+  // Moves both clocks by `d` (>= 0) and wakes the waits it ends.
+  void Advance(absl::Duration d);
+  // Steps the wall clock alone (either way), as an NTP step or an operator
+  // does; the monotonic clock and the waits are not moved.
+  void StepWall(absl::Duration d);
+  // How many waits are pending now, with a deadline or without.
+  size_t Waiters();
+  // Blocks, in real time for at most `timeout`, until at least `n` waits
+  // are pending: a loop that has finished its pass and waits again. False
+  // at the timeout.
+  bool AwaitWaiters(size_t n, absl::Duration timeout = absl::Seconds(30));
+
+ private:
+  struct Waiter {
+    std::condition_variable* cv;
+    absl::Time deadline;  // monotonic; InfiniteFuture for none
+  };
+  bool Due(const Waiter& w);
+
+  std::mutex mu_;
+  std::condition_variable changed_;  // waiters_ or the time changed
+  absl::Time wall_ ABSL_GUARDED_BY(mu_);
+  absl::Time mono_ ABSL_GUARDED_BY(mu_);
+  std::list<Waiter*> waiters_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace roced::util
