@@ -1,7 +1,6 @@
 #include "metrics/pfc_watchdog.h"
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -11,10 +10,6 @@
 
 namespace roced::metrics {
 namespace {
-
-absl::Time MonotonicNow() {
-  return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
-}
 
 absl::Duration FromProto(const google::protobuf::Duration& d, absl::Duration fallback) {
   if (d.seconds() == 0 && d.nanos() == 0) return fallback;
@@ -197,8 +192,11 @@ PfcWatchdogOptions PfcWatchdogOptions::FromConfig(const roced::v1::PfcWatchdogCo
 }
 
 PfcWatchdog::PfcWatchdog(PauseCounterSource* source, PfcWatchdogOptions options,
-                         Callback on_change)
-    : source_(source), on_change_(std::move(on_change)), options_(options) {}
+                         Callback on_change, util::Clock* clock)
+    : source_(source),
+      on_change_(std::move(on_change)),
+      clock_(clock != nullptr ? clock : util::RealClock()),
+      options_(options) {}
 
 PfcWatchdog::~PfcWatchdog() { Stop(); }
 
@@ -493,10 +491,10 @@ absl::Duration PfcWatchdog::UntilNextPoll() {
   if (netdevs_.empty()) return absl::InfiniteDuration();
   absl::Time next = absl::InfiniteFuture();
   for (const WatchedNetdev& w : netdevs_) next = std::min(next, DueLocked(w.netdev));
-  return next - MonotonicNow();
+  return next - clock_->Monotonic();
 }
 
-void PfcWatchdog::PollNow() { PollOnce(MonotonicNow()); }
+void PfcWatchdog::PollNow() { PollOnce(clock_->Monotonic()); }
 
 std::vector<PfcWatchdog::PriorityStatus> PfcWatchdog::Status() const {
   std::lock_guard<std::mutex> lock(mu_);

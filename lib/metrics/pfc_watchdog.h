@@ -95,6 +95,7 @@
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "roced/v1/config.pb.h"
+#include "util/clock.h"
 #include "util/triggered_loop.h"
 
 namespace roced::metrics {
@@ -218,7 +219,10 @@ class PfcWatchdog : public prometheus::Collectable {
   using Callback = std::function<void(const PfcStormTransition&)>;
 
   // `source` must outlive the watchdog. `on_change` may be empty.
-  PfcWatchdog(PauseCounterSource* source, PfcWatchdogOptions options, Callback on_change);
+  // `clock` (null: util::RealClock()) times the polling thread's waits and
+  // its polls.
+  PfcWatchdog(PauseCounterSource* source, PfcWatchdogOptions options, Callback on_change,
+              util::Clock* clock = nullptr);
   // Stops the polling thread.
   ~PfcWatchdog() override;
   PfcWatchdog(const PfcWatchdog&) = delete;
@@ -324,6 +328,7 @@ class PfcWatchdog : public prometheus::Collectable {
 
   PauseCounterSource* const source_;
   const Callback on_change_;
+  util::Clock* const clock_;
 
   // std::mutex, not absl::Mutex: Debian's Abseil is not built with TSan,
   // so absl::Mutex's ordering is invisible to it (false races in TSan runs).
@@ -337,7 +342,7 @@ class PfcWatchdog : public prometheus::Collectable {
   // Serializes polls: a poll reads the source without holding mu_.
   std::mutex poll_mu_;
   // Last: its thread uses everything above.
-  util::TriggeredLoop loop_{{"roced-pfcwd", "poll", /*run_first=*/true},
+  util::TriggeredLoop loop_{{"roced-pfcwd", "poll", /*run_first=*/true, clock_},
                             [this] { return UntilNextPoll(); },
                             [this](const std::string&) { PollNow(); }};
 };

@@ -74,6 +74,7 @@ bool SimulatedClock::WaitFor(std::unique_lock<std::mutex>& lock, std::condition_
   {
     std::lock_guard<std::mutex> g(mu_);
     waiters_.remove(&w);
+    ++ended_;
   }
   changed_.notify_all();
   return held;
@@ -86,20 +87,38 @@ void SimulatedClock::SleepFor(absl::Duration d) {
   changed_.notify_all();
   changed_.wait(lock, [&] { return mono_ >= w.deadline; });
   waiters_.remove(&w);
+  ++ended_;
   changed_.notify_all();
 }
 
-void SimulatedClock::Advance(absl::Duration d) {
+size_t SimulatedClock::Advance(absl::Duration d) {
+  size_t due = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const absl::Duration step = std::max(d, absl::ZeroDuration());
+    const absl::Time before = mono_;
     mono_ += step;
     wall_ += step;
     for (Waiter* w : waiters_) {
-      if (w->deadline <= mono_) w->cv->notify_all();
+      if (w->deadline > mono_) continue;
+      if (w->deadline > before) ++due;
+      w->cv->notify_all();
     }
   }
   changed_.notify_all();
+  return due;
+}
+
+bool SimulatedClock::Tick(absl::Duration d, size_t waiters) {
+  uint64_t ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended = ended_;
+  }
+  ended += Advance(d);
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_for(lock, std::chrono::seconds(30),
+                           [&] { return ended_ >= ended && waiters_.size() >= waiters; });
 }
 
 void SimulatedClock::StepWall(absl::Duration d) {

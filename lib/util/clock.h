@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <mutex>
@@ -54,8 +55,14 @@ class SimulatedClock : public Clock {
                const std::function<bool()>& pred) override;
   void SleepFor(absl::Duration d) override;
 
-  // Moves both clocks by `d` (>= 0) and wakes the waits it ends.
-  void Advance(absl::Duration d);
+  // Moves both clocks by `d` (>= 0) and wakes the waits it ends; returns
+  // how many pending waits it ended.
+  size_t Advance(absl::Duration d);
+  // Advance(d), then blocks (real time, at most 30 s) until every wait it
+  // ended has returned and `waiters` waits are pending again: a loop woken
+  // by the step has run its pass and waits for the next. False at the
+  // timeout.
+  bool Tick(absl::Duration d, size_t waiters = 1);
   // Steps the wall clock alone (either way), as an NTP step or an operator
   // does; the monotonic clock and the waits are not moved.
   void StepWall(absl::Duration d);
@@ -78,6 +85,7 @@ class SimulatedClock : public Clock {
   absl::Time wall_ ABSL_GUARDED_BY(mu_);
   absl::Time mono_ ABSL_GUARDED_BY(mu_);
   std::list<Waiter*> waiters_ ABSL_GUARDED_BY(mu_);
+  uint64_t ended_ ABSL_GUARDED_BY(mu_) = 0;  // waits returned so far
 };
 
 }  // namespace roced::util

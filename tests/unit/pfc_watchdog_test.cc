@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/clock.h"
 
 namespace roced::metrics {
 namespace {
@@ -584,9 +585,13 @@ TEST_F(PfcWatchdogTest, TxPacketsGoingBackwardsIsANewBaselineNotProgress) {
   EXPECT_EQ(StormedAtMs(10, [this] { Poll(50); }), 400);
 }
 
-TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnTheRealClock) {
+// The polling thread on a simulated clock: each Tick moves it 5 ms (one
+// poll interval) and returns once the poll it woke has run and the thread
+// waits again.
+TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnItsClock) {
   FakeCounterSourceForTest source;
   source.Set("eth0", 3, 0);
+  util::SimulatedClock clock;
   std::atomic<int> stormed{0}, restored{0};
   PfcWatchdogOptions o;
   o.poll_interval = absl::Milliseconds(5);
@@ -594,45 +599,58 @@ TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnTheRealClock) {
   o.restoration_time = absl::Milliseconds(20);
   PfcWatchdog watchdog(&source, o, [&](const PfcStormTransition& t) {
     (t.stormed ? stormed : restored).fetch_add(1);
-  });
+  }, &clock);
   watchdog.SetNetdevsAllPriorities({"eth0"});
   watchdog.Start();
-  // A pause frame faster than the watchdog polls, until it sees the storm.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (stormed.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  // A pause frame between every two polls: a storm once 20 ms are covered.
+  int ticks = 0;
+  for (; stormed.load() == 0 && ticks < 20; ++ticks) {
     source.Add("eth0", 3, 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
   }
   EXPECT_EQ(stormed.load(), 1);
-  while (restored.load() == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  EXPECT_GE(ticks, 4) << "stormed before the 20 ms detection time";
+  EXPECT_LE(ticks, 6) << "the storm took " << ticks * 5 << " ms to see";
+  // Quiet: restored once 20 ms pass without a pause frame (the thread may
+  // back off towards its idle interval, 1 s, meanwhile).
+  for (ticks = 0; restored.load() == 0 && ticks < 400; ++ticks) ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
   EXPECT_EQ(restored.load(), 1);
+  EXPECT_EQ(stormed.load(), 1);
   watchdog.Stop();
   watchdog.Stop();  // idempotent
 }
 
-// A node with nothing that can storm costs no polls: the thread sleeps until
-// it is given a netdev, then polls at once.
+// A node with nothing that can storm costs no polls: the thread waits
+// until it is given a netdev, however long, then polls at once.
 TEST(PfcWatchdogThreadTest, NothingToWatchMeansNoPollsUntilSomethingIs) {
   FakeCounterSourceForTest source;
   source.Set("eth0", 3, 0);
+  util::SimulatedClock clock;
   PfcWatchdogOptions o;
   o.poll_interval = absl::Milliseconds(5);
-  PfcWatchdog watchdog(&source, o, nullptr);
+  PfcWatchdog watchdog(&source, o, nullptr, &clock);
   watchdog.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(clock.Advance(absl::Hours(24)), 0u) << "an idle watchdog's wait has a deadline";
   EXPECT_EQ(source.reads.load(), 0);
   watchdog.SetNetdevs({{"eth0", 1u << 3}});
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (source.reads.load() < 3 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The trigger polls at once (no clock step); the 1 ms polls watch for it.
+  for (int i = 0; i < 10000 && source.reads.load() < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll of `reads`, not a wait for time
   }
-  EXPECT_GE(source.reads.load(), 3);
+  ASSERT_EQ(source.reads.load(), 1);
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
+  ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
+  EXPECT_EQ(source.reads.load(), 3);
   watchdog.SetNetdevs({});
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a poll in flight ends
+  // Back to a wait without a deadline once the trigger's pass is done.
+  for (int i = 0; i < 10000 && clock.Advance(absl::Hours(1)) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll of the thread's wait, not of time
+  }
   const int after = source.reads.load();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(clock.Advance(absl::Hours(24)), 0u);
   EXPECT_EQ(source.reads.load(), after);
   watchdog.Stop();
 }
