@@ -74,6 +74,7 @@ reconcile::NodeIo* RequiredIo(const AgentOptions& options) {
 
 Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : util::RealClock()),
       state_dir_(options_.state_dir),
       discovery_(options_.paths, options_.backends.verbs),
       registry_(options_.registry != nullptr ? options_.registry : std::make_shared<prometheus::Registry>()),
@@ -82,9 +83,9 @@ Agent::Agent(AgentOptions options)
       enforcer_(io_, [this](const std::string& nd) { return NetdevExists(nd); },
                 {.backoff = options_.resource_backoff, .apply = {}}),
       restore_(&state_dir_),
-      discovery_loop_({"roced-discover"}, [this] { return options_.discovery_interval; },
+      discovery_loop_({"roced-discover", "periodic", false, clock_}, [this] { return options_.discovery_interval; },
                       [this](const std::string& reason) { RefreshDevices(reason); }),
-      reconcile_loop_({"roced-reconcile"}, [this] { return ReconcileWait(); },
+      reconcile_loop_({"roced-reconcile", "periodic", false, clock_}, [this] { return ReconcileWait(); },
                       [this](const std::string& reason) { ReconcilePass(reason); }) {}
 
 Agent::~Agent() { Stop(); }
@@ -234,7 +235,7 @@ absl::StatusOr<roced::v1::ApplyConfigResponse> Agent::ApplyLocked(const roced::v
   if (writes) prior = reconcile::PriorValues(plan, prepared.targets);
   // What is accepted must be storable, checked before the node is touched.
   roced::v1::AcceptedConfig next =
-      AcceptFromApply(accepted_, options_.config_path, config, confirm, absl::Now(), prior);
+      AcceptFromApply(accepted_, options_.config_path, config, confirm, clock_->Now(), prior);
   next.set_applied_by(identity);
   if (request.has_confirm_policy()) {
     *next.mutable_confirm_policy() = request.confirm_policy();
@@ -321,9 +322,9 @@ roced::v1::ApplyResult Agent::ReconcileLocked(const std::string& reason, bool co
     PublishQosLocked();
     return nothing_managed;
   }
-  const absl::Time start = absl::Now();
-  reconcile::PassResult pass = enforcer_.Enforce(accepted_.config(), published_.Devices(), start);
-  reporter_.Report(accepted_.generation(), reason, config_change, pass, start);
+  const absl::Time mono = clock_->Monotonic();
+  reconcile::PassResult pass = enforcer_.Enforce(accepted_.config(), published_.Devices(), clock_->Now());
+  reporter_.Report(accepted_.generation(), reason, config_change, pass, clock_->Monotonic() - mono);
   PublishQosLocked();
   return pass.apply;
 }
@@ -422,6 +423,10 @@ void Agent::Start() {
   }
   discovery_loop_.Start();
   if (options_.reconcile) reconcile_loop_.Start();
+}
+
+bool Agent::AwaitIdle(absl::Duration timeout) {
+  return discovery_loop_.AwaitIdle(timeout) && reconcile_loop_.AwaitIdle(timeout);
 }
 
 void Agent::Stop() {

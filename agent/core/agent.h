@@ -87,6 +87,10 @@ struct AgentOptions {
   // a hugepage pool the kernel filled only in part) waits before it is
   // tried again; other failures are retried on the next pass.
   absl::Duration resource_backoff = absl::Minutes(5);
+  // The clock every wait and timestamp of the agent reads (the discovery
+  // and reconcile loops, the confirm window, acceptance times). Null:
+  // util::RealClock(). Tests pass a util::SimulatedClock.
+  util::Clock* clock = nullptr;
 };
 
 class Agent {
@@ -163,6 +167,10 @@ class Agent {
   void Start();
   // Stops threads, closes verbs contexts and every subscription.
   void Stop();
+  // Blocks, in real time for at most `timeout`, until the discovery and
+  // reconcile loops wait with nothing pending: every pass asked for so far
+  // has run. For tests that move AgentOptions::clock. False at the timeout.
+  bool AwaitIdle(absl::Duration timeout = absl::Seconds(30));
 
   roced::v1::NodeState State() const;
   // PublishedState::Version(): read it first, copy State() when it moved.
@@ -246,6 +254,7 @@ class Agent {
   void RecordConfigError(const std::string& error);
 
   const AgentOptions options_;
+  util::Clock* const clock_;
   const StateDir state_dir_;
   DeviceDiscovery discovery_;
   std::unique_ptr<hal::LinkMonitor> monitor_;
@@ -256,7 +265,7 @@ class Agent {
   // Events, metrics and log lines of one pass.
   const PassReporter reporter_{&metrics_, &published_, &bus_};
   // One discovery run and its events (the discovery loop's).
-  const DeviceRefresh device_refresh_{&discovery_, &metrics_, &published_, &bus_};
+  const DeviceRefresh device_refresh_{&discovery_, &metrics_, &published_, &bus_, clock_};
 
   // Serialises config acceptance and reconcile passes.
   std::mutex reconcile_mu_;
@@ -268,7 +277,7 @@ class Agent {
   std::string startup_problem_ ABSL_GUARDED_BY(reconcile_mu_);
   std::string persist_error_ ABSL_GUARDED_BY(reconcile_mu_);
   // A provisional config's confirm deadline on the monotonic clock.
-  ConfirmClock confirm_clock_ ABSL_GUARDED_BY(reconcile_mu_);
+  ConfirmClock confirm_clock_ ABSL_GUARDED_BY(reconcile_mu_){clock_};
 
   // Declared last: their threads call into everything above, so they are
   // stopped (by Stop, or their destructors) before it goes away.

@@ -44,7 +44,7 @@ absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> Agent::ReadConfigFileRe
 
 absl::StatusOr<std::optional<roced::v1::AcceptedConfig>> Agent::ResolveStartupLocked(
     const std::optional<roced::v1::AcceptedConfig>& persisted, const std::optional<roced::v1::AcceptedConfig>& file) {
-  std::optional<StartupChoice> choice = ResolveStartupConfig(persisted, file, absl::Now());
+  std::optional<StartupChoice> choice = ResolveStartupConfig(persisted, file, clock_->Now());
   if (!choice) return file;
   LOG_INFO << "start-up: " << choice->why;
   if (!choice->restore.empty()) restore_.Add("start-up rollback", choice->restore);

@@ -4,15 +4,18 @@
 // window. Not thread-safe (the Agent holds it under its reconcile lock).
 #pragma once
 
-#include <chrono>
 #include <optional>
 
 #include "absl/time/time.h"
+#include "util/clock.h"
 
 namespace roced::agent {
 
 class ConfirmClock {
  public:
+  // Reads `clock` (null: util::RealClock()).
+  explicit ConfirmClock(util::Clock* clock = nullptr) : clock_(clock != nullptr ? clock : util::RealClock()) {}
+
   // The window ends at wall-clock `deadline`, as of now.
   void Arm(absl::Time deadline);
 
@@ -27,7 +30,8 @@ class ConfirmClock {
   Remaining Check(absl::Time deadline) const;
 
  private:
-  std::chrono::steady_clock::time_point due_;
+  util::Clock* clock_;
+  absl::Time due_ = absl::InfinitePast();  // on clock_->Monotonic()
 };
 
 }  // namespace roced::agent

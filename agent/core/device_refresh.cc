@@ -2,15 +2,14 @@
 
 #include <vector>
 
-#include "absl/time/clock.h"
 #include "util/log.h"
 
 namespace roced::agent {
 
 bool DeviceRefresh::Run(const std::string& reason) const {
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock_->Monotonic();
   auto devices = discovery_->Discover();
-  metrics_->discovery_duration->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  metrics_->discovery_duration->Observe(absl::ToDoubleSeconds(clock_->Monotonic() - start));
   if (!devices.ok()) {
     metrics_->discovery_runs->Add({{"result", "error"}}).Increment();
     LOG_ERROR << "discovery (" << reason << ") failed: " << devices.status();

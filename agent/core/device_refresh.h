@@ -10,14 +10,16 @@
 #include "agent/core/discovery.h"
 #include "agent/core/event_bus.h"
 #include "agent/core/published_state.h"
+#include "util/clock.h"
 
 namespace roced::agent {
 
 class DeviceRefresh {
  public:
   // Every pointer must outlive this object.
-  DeviceRefresh(DeviceDiscovery* discovery, const AgentMetrics* metrics, PublishedState* published, EventBus* bus)
-      : discovery_(discovery), metrics_(metrics), published_(published), bus_(bus) {}
+  DeviceRefresh(DeviceDiscovery* discovery, const AgentMetrics* metrics, PublishedState* published, EventBus* bus,
+                util::Clock* clock)
+      : discovery_(discovery), metrics_(metrics), published_(published), bus_(bus), clock_(clock) {}
 
   // Discovers and publishes; `reason` names the trigger in logs and events.
   // True when a device came, went or changed; false when none did or the
@@ -29,6 +31,7 @@ class DeviceRefresh {
   const AgentMetrics* const metrics_;
   PublishedState* const published_;
   EventBus* const bus_;
+  util::Clock* const clock_;
 };
 
 }  // namespace roced::agent

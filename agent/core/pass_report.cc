@@ -6,10 +6,10 @@
 namespace roced::agent {
 
 void PassReporter::Report(uint64_t generation, const std::string& reason, bool config_change,
-                          const reconcile::PassResult& pass, absl::Time start) const {
+                          const reconcile::PassResult& pass, absl::Duration took) const {
   using Outcome = reconcile::PassResult::Outcome;
   metrics_->reconcile_runs->Add({{"result", reconcile::OutcomeName(pass.outcome)}}).Increment();
-  metrics_->reconcile_duration->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  metrics_->reconcile_duration->Observe(absl::ToDoubleSeconds(took));
   published_->SetFields(pass.converged, pass.fields);
   if (!pass.targets.ok()) {
     LOG_WARNING << "reconcile (" << reason << "): " << pass.targets.message();
@@ -32,7 +32,7 @@ void PassReporter::Report(uint64_t generation, const std::string& reason, bool c
   if (observe) return;
   bus_->Publish(ReconcileEvent(generation, pass.apply));
   LOG_INFO << "reconcile (" << reason << "): " << (pass.apply.success() ? "applied " : "FAILED, rolled back ")
-           << pass.steps.size() << " step(s) in " << absl::FormatDuration(absl::Now() - start);
+           << pass.steps.size() << " step(s) in " << absl::FormatDuration(took);
 }
 
 }  // namespace roced::agent

@@ -21,11 +21,11 @@ class PassReporter {
   PassReporter(const AgentMetrics* metrics, PublishedState* published, EventBus* bus)
       : metrics_(metrics), published_(published), bus_(bus) {}
 
-  // `pass` over generation `generation`, started at `start`. A pass for a
+  // `pass` over generation `generation`, which took `took`. A pass for a
   // config change reports its apply; any other pass found drift, and says
   // so field by field (corrected or, in observe mode, left).
   void Report(uint64_t generation, const std::string& reason, bool config_change,
-              const reconcile::PassResult& pass, absl::Time start) const;
+              const reconcile::PassResult& pass, absl::Duration took) const;
 
  private:
   const AgentMetrics* const metrics_;

@@ -20,6 +20,7 @@ void TriggeredLoop::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     if (thread_.joinable()) return;
     stop_ = false;
+    started_ = true;
   }
   thread_ = std::thread([this] {
     if (!options_.name.empty()) util::NameThisThread(options_.name);
@@ -42,7 +43,15 @@ void TriggeredLoop::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
+  idle_cv_.notify_all();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+bool TriggeredLoop::AwaitIdle(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [this] {
+    return stop_ || !started_ || (waiting_ && !requested_);
+  });
 }
 
 void TriggeredLoop::Run() {
@@ -53,7 +62,10 @@ void TriggeredLoop::Run() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       // An infinite wait is a wait for a trigger.
+      waiting_ = true;
+      idle_cv_.notify_all();
       clock_->WaitFor(lock, cv_, wait, [this] { return stop_ || requested_; });
+      waiting_ = false;
       if (stop_) return;
       if (requested_) reason = reason_;
       requested_ = false;

@@ -44,6 +44,11 @@ class TriggeredLoop {
   // Runs the body as soon as possible with `reason`.
   void Trigger(const std::string& reason);
   void Stop();
+  // Blocks, in real time for at most `timeout`, until the loop is in its
+  // wait with no trigger pending (or stopped, or never started): every pass
+  // asked for so far has run. For tests that move a SimulatedClock and for
+  // orderly hand-offs. False at the timeout.
+  bool AwaitIdle(absl::Duration timeout);
 
  private:
   void Run();
@@ -56,6 +61,9 @@ class TriggeredLoop {
   std::condition_variable cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool waiting_ ABSL_GUARDED_BY(mu_) = false;  // in the wait (AwaitIdle)
+  std::condition_variable idle_cv_;
   std::string reason_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -2,7 +2,9 @@
 // (dry run, stale writers, failures that change nothing), drift in enforce
 // and observe mode, provisional configs that roll back by themselves, and
 // persistence across restarts. The node is FakeNodeIoForTest (no DCB driver
-// on this machine); interfaces resolve against the fixture sysfs tree.
+// on this machine); interfaces resolve against the fixture sysfs tree. Time
+// is a SimulatedClock the tests move: a confirm deadline or a periodic pass
+// comes when the clock passes it, and not before.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +16,7 @@
 #include "fake_node_io_for_test.h"
 #include "google/protobuf/util/json_util.h"
 #include "model/config_yaml.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 #include "test_util.h"
@@ -66,6 +69,7 @@ class AgentReconcileTest : public ::testing::Test {
     o.backends.node_io = &io_;
     o.backends.qos_view = true;
     o.reconcile = loop;
+    o.clock = &clock_;
     agent_ = std::make_unique<Agent>(o);
     if (!config_path.empty()) {
       ASSERT_TRUE(agent_->LoadConfig(true).ok());
@@ -88,9 +92,27 @@ class AgentReconcileTest : public ::testing::Test {
     return agent_->ApplyConfig(req);
   }
 
+  // Moves the clock by `d`; returns once every pass it woke, and every pass
+  // triggered meanwhile, has run and the agent's loops wait again.
+  void Step(absl::Duration d) {
+    ASSERT_TRUE(clock_.Tick(d, 0));
+    ASSERT_TRUE(agent_->AwaitIdle());
+  }
+  // Steps the clock `step` at a time until `cond` holds; false once
+  // `limit` of simulated time has passed without it.
+  bool StepUntil(const std::function<bool()>& cond, absl::Duration limit = absl::Minutes(5),
+                 absl::Duration step = absl::Milliseconds(100)) {
+    if (!agent_->AwaitIdle()) return false;
+    for (absl::Duration t = absl::ZeroDuration(); !cond(); t += step) {
+      if (t >= limit || !clock_.Tick(step, 0) || !agent_->AwaitIdle()) return false;
+    }
+    return true;
+  }
+
   std::string dir_;
   std::string procfs_;  // empty: /proc
   FakeNodeIoForTest io_;
+  util::SimulatedClock clock_;  // outlives agent_
   std::unique_ptr<Agent> agent_;
 };
 
@@ -122,6 +144,7 @@ TEST_F(AgentReconcileTest, HugepagePoolsBeyondTheNodesMemoryAreRefusedAndChangeN
   o.use_netlink = false;
   o.backends.node_io = &io_;
   o.reconcile = false;
+  o.clock = &clock_;
   agent_ = std::make_unique<Agent>(o);
   absl::Status loaded = agent_->LoadConfig(true);
   EXPECT_THAT(std::string(loaded.message()), ::testing::HasSubstr(file + ": hugepages: the pools reserve"));
@@ -224,7 +247,7 @@ TEST_F(AgentReconcileTest, PersistedConfigThatNoLongerValidatesIsSetAside) {
   agent_.reset();
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/accepted.json", json).ok());
   Start(dir_ + "/missing.yaml", /*loop=*/true, /*config_optional=*/true);
-  absl::SleepFor(absl::Milliseconds(200));
+  Step(absl::Seconds(30));  // a periodic pass runs, and writes nothing
   EXPECT_EQ(io_.Writes(), 0);
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(1500));
   ASSERT_EQ(SetAside(dir_).size(), 1u);
@@ -445,11 +468,12 @@ TEST_F(AgentReconcileTest, ProvisionalConfigRollsBackWithoutConfirm) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->has_confirm_deadline());
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(9000));
-  for (int i = 0; i < 50 && agent_->State().config().generation() < 3; ++i) absl::SleepFor(absl::Milliseconds(50));
+  Step(absl::Milliseconds(200));
+  EXPECT_EQ(agent_->State().config().generation(), 2u) << "rolled back 100 ms before its deadline";
   // Accepting the previous config comes first, writing the node after it.
-  for (int i = 0; i < 40 && io_.Interface("eth0").mtu != std::optional<uint32_t>(2000); ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StepUntil([&] {
+    return agent_->State().config().generation() >= 3 && io_.Interface("eth0").mtu == std::optional<uint32_t>(2000);
+  }, absl::Milliseconds(200))) << "not rolled back within 100 ms of its deadline";
   auto state = agent_->State();
   EXPECT_EQ(state.config().generation(), 3u);
   EXPECT_EQ(state.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
@@ -519,13 +543,11 @@ TEST_F(AgentReconcileTest, ProvisionalRollbackRestoresFieldsThePreviousConfigDoe
   EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0}));
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200));
 
-  for (int i = 0; i < 60 && agent_->State().config().generation() < 3; ++i) absl::SleepFor(absl::Milliseconds(50));
   // The restore writes the fields, then drops the journal.
-  for (int i = 0; i < 60 && (io_.Interface("eth0").pfc != before.pfc ||
-                             std::filesystem::exists(dir_ + "/apply-journal.json"));
-       ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StepUntil([&] {
+    return agent_->State().config().generation() >= 3 && io_.Interface("eth0").pfc == before.pfc &&
+           !std::filesystem::exists(dir_ + "/apply-journal.json");
+  }, absl::Milliseconds(500)));
   EXPECT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
   EXPECT_EQ(io_.Interface("eth0").mtu, before.mtu);
   EXPECT_EQ(io_.Interface("eth0").pfc, before.pfc) << "PFC is not managed by the previous config but was changed";
@@ -541,9 +563,9 @@ TEST_F(AgentReconcileTest, ARestoreThatKeepsFailingIsRetriedThenSupersededByANew
   req.mutable_confirm_timeout()->set_nanos(200000000);
   ASSERT_TRUE(agent_->ApplyConfig(req).ok());
   io_.SetFail(Field::kPfc, absl::UnavailableError("driver refuses PFC"));  // the restore's PFC write fails
-  for (int i = 0; i < 60 && agent_->State().config().generation() < 2; ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(StepUntil([&] { return agent_->State().config().generation() >= 2; }, absl::Milliseconds(500)));
   ASSERT_EQ(agent_->State().config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
-  absl::SleepFor(absl::Milliseconds(200));
+  Step(absl::Seconds(30));  // a periodic pass: the restore fails again
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/apply-journal.json")) << "a failed restore stays journaled";
   EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0})) << "the restore was rolled back as a whole";
 
@@ -601,9 +623,7 @@ TEST_F(AgentReconcileTest, RestartAfterDyingMidApplyPutsBackWhatTheApplyChanged)
   ASSERT_NE(io_.Interface("eth0").dscp, before.dscp);
 
   Start(dir_ + "/missing.yaml", /*loop=*/true, /*config_optional=*/true);  // resume from the state dir
-  for (int i = 0; i < 60 && std::filesystem::exists(dir_ + "/apply-journal.json"); ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StepUntil([&] { return !std::filesystem::exists(dir_ + "/apply-journal.json"); }, absl::Seconds(1)));
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/apply-journal.json"));
   EXPECT_EQ(agent_->State().config().generation(), 1u);
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
@@ -637,7 +657,7 @@ TEST_F(AgentReconcileTest, TheStartUpRollbackJournalKeepsARestoreAlreadyPending)
   std::string json;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(j, &json).ok());
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/apply-journal.json", json).ok());
-  absl::SleepFor(absl::Milliseconds(1200));
+  clock_.Advance(absl::Milliseconds(1200));  // down past the deadline
   Start(file, /*loop=*/false);  // no pass runs: the journal is as start-up left it
   roced::v1::ApplyJournal after;
   auto text = util::ReadFile(dir_ + "/apply-journal.json");
@@ -696,7 +716,7 @@ TEST_F(AgentReconcileTest, ConfirmedConfigStays) {
   auto g = agent_->ConfirmConfig(0);
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(*g, 1u);
-  absl::SleepFor(absl::Milliseconds(700));
+  Step(absl::Milliseconds(700));  // past the deadline it no longer has
   EXPECT_EQ(agent_->State().config().generation(), 1u);
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(9000));
   EXPECT_EQ(agent_->ConfirmConfig(0).status().code(), absl::StatusCode::kFailedPrecondition);
@@ -767,25 +787,29 @@ TEST_F(AgentReconcileTest, PeriodicPassCorrectsDriftNoEventAnnounced) {
   agent_.reset();
   Start("", /*loop=*/true);
   ASSERT_TRUE(Apply(kPfc3).ok());
-  // The default interval is the 30 s the README states: no pass in 1.5 s.
+  // The default interval is the 30 s the README states: a pass at 30 s
+  // after the one the config change wakes, and none before.
   EXPECT_EQ(agent_->State().config().desired().reconcile().interval().seconds(), 30);
-  absl::SleepFor(absl::Milliseconds(500));  // the pass the config change wakes
+  ASSERT_TRUE(agent_->AwaitIdle());  // the pass the config change wakes
   double runs = ReconcileRuns(agent_.get());
-  absl::SleepFor(absl::Milliseconds(1500));
-  EXPECT_EQ(ReconcileRuns(agent_.get()), runs);
+  Step(absl::Seconds(29));
+  EXPECT_EQ(ReconcileRuns(agent_.get()), runs) << "a pass before the 30 s interval";
+  Step(absl::Seconds(1));
+  EXPECT_EQ(ReconcileRuns(agent_.get()), runs + 1);
 
   ASSERT_TRUE(Apply(std::string("reconcile: {interval: 1s}\n") + kPfc3).ok());
-  absl::SleepFor(absl::Milliseconds(500));
+  ASSERT_TRUE(agent_->AwaitIdle());
   runs = ReconcileRuns(agent_.get());
   const int writes = io_.Writes();
   io_.Update("eth0", [](reconcile::InterfaceObserved& i) { i.pfc->enabled = 0; });
-  for (int i = 0; i < 100 && io_.Interface("eth0").pfc->enabled != 1u << 3; ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  Step(absl::Milliseconds(900));
+  EXPECT_EQ(io_.Interface("eth0").pfc->enabled, 0u) << "corrected before the 1 s pass";
+  Step(absl::Milliseconds(100));
   EXPECT_EQ(io_.Interface("eth0").pfc->enabled, 1u << 3);
   EXPECT_GT(io_.Writes(), writes);
-  absl::SleepFor(absl::Milliseconds(2500));
-  EXPECT_GE(ReconcileRuns(agent_.get()) - runs, 2) << "passes every second expected";
+  Step(absl::Seconds(1));
+  Step(absl::Seconds(1));
+  EXPECT_EQ(ReconcileRuns(agent_.get()) - runs, 3) << "a pass every second expected";
 }
 
 // A partly satisfied hugepage request is tried again once its back-off has
@@ -804,7 +828,10 @@ TEST_F(AgentReconcileTest, PartialHugepagesAreRetriedAfterTheBackOff) {
   agent_->Reconcile("test");
   EXPECT_EQ(io_.writes, writes);  // within the back-off: no write
   io_.hugepage_limit[pool] = 64;  // memory freed meanwhile
-  absl::SleepFor(absl::Milliseconds(400));
+  clock_.Advance(absl::Milliseconds(200));
+  agent_->Reconcile("test");
+  EXPECT_EQ(io_.writes, writes) << "tried again 100 ms before the back-off ends";
+  clock_.Advance(absl::Milliseconds(200));
   agent_->Reconcile("test");
   EXPECT_GT(io_.writes, writes);
   EXPECT_EQ(io_.hugepages[pool], std::optional<uint64_t>(64));
@@ -819,10 +846,7 @@ TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtSt
   const std::string file = WriteConfigFile("interfaces:\n  - match: {netdev: eth0}\n    mtu: 2000\n");
   agent_.reset();
   Start(file, /*loop=*/true);
-  for (int i = 0; i < 60 && io_.Interface("eth0").mtu != std::optional<uint32_t>(2000); ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  ASSERT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(2000));
+  ASSERT_TRUE(StepUntil([&] { return io_.Interface("eth0").mtu == std::optional<uint32_t>(2000); }, absl::Seconds(1)));
   const reconcile::InterfaceObserved before = io_.Interface("eth0");
   roced::v1::ApplyConfigRequest req;
   *req.mutable_config() = Config(kPfc3);
@@ -830,13 +854,11 @@ TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownIsRolledBackAtSt
   ASSERT_TRUE(agent_->ApplyConfig(req).ok());
   EXPECT_EQ(io_.Interface("eth0").pfc, (reconcile::Pfc{0x08, 0}));
   agent_.reset();  // down before the deadline
-  absl::SleepFor(absl::Milliseconds(1200));
+  clock_.Advance(absl::Milliseconds(1200));
   Start(file, /*loop=*/true);
-  for (int i = 0; i < 60 && (io_.Interface("eth0").pfc != before.pfc ||
-                             std::filesystem::exists(dir_ + "/apply-journal.json"));
-       ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StepUntil([&] {
+    return io_.Interface("eth0").pfc == before.pfc && !std::filesystem::exists(dir_ + "/apply-journal.json");
+  }, absl::Seconds(1)));
   auto s = agent_->State();
   EXPECT_FALSE(s.config().has_confirm_deadline());
   EXPECT_EQ(s.config().desired().interfaces(0).mtu(), 2000u);
@@ -865,13 +887,11 @@ TEST_F(AgentReconcileTest, ExpiredProvisionalAndAnEditedFileKeepTheGenerationGoi
   ASSERT_GE(provisional, 2u);
   agent_.reset();
   write("interfaces:\n  - match: {netdev: eth0}\n    mtu: 3000\n");
-  absl::SleepFor(absl::Milliseconds(1200));
+  clock_.Advance(absl::Milliseconds(1200));
   Start(file, /*loop=*/true);
-  for (int i = 0; i < 60 && (io_.Interface("eth0").mtu != std::optional<uint32_t>(3000) ||
-                             io_.Interface("eth0").pfc != reconcile::Pfc{});
-       ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StepUntil([&] {
+    return io_.Interface("eth0").mtu == std::optional<uint32_t>(3000) && io_.Interface("eth0").pfc == reconcile::Pfc{};
+  }, absl::Seconds(1)));
   auto s = agent_->State();
   EXPECT_GT(s.config().generation(), provisional);
   EXPECT_EQ(s.config().source(), roced::v1::CONFIG_SOURCE_FILE);
@@ -891,14 +911,12 @@ TEST_F(AgentReconcileTest, ProvisionalConfigThatExpiredWhileDownWithoutAFileIsRo
   ASSERT_TRUE(agent_->ApplyConfig(req).ok());
   EXPECT_EQ(io_.Interface("eth0").mtu, std::optional<uint32_t>(4200));
   agent_.reset();
-  absl::SleepFor(absl::Milliseconds(1200));
+  clock_.Advance(absl::Milliseconds(1200));
   Start(file, /*loop=*/true, /*config_optional=*/true);
-  for (int i = 0; i < 60 && (io_.Interface("eth0").pfc != before.pfc ||
-                             io_.Interface("eth0").mtu != before.mtu ||
-                             agent_->State().config().has_confirm_deadline());
-       ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StepUntil([&] {
+    return io_.Interface("eth0").pfc == before.pfc && io_.Interface("eth0").mtu == before.mtu &&
+           !agent_->State().config().has_confirm_deadline();
+  }, absl::Seconds(1)));
   auto s = agent_->State();
   EXPECT_FALSE(s.config().has_confirm_deadline());
   EXPECT_EQ(s.config().source(), roced::v1::CONFIG_SOURCE_CONFIRM_TIMEOUT);
