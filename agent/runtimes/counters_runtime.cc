@@ -3,14 +3,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/util/time_util.h"
 #include "hal/carrier_changes.h"
 #include "util/log.h"
+#include "util/proto_time.h"
 
 namespace roced::agent {
 namespace {
@@ -29,10 +28,6 @@ void RaiseOpenFileLimit() {
   }
 }
 
-absl::Time MonotonicNow() {
-  return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
-}
-
 std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& c) {
   return absl::StrCat(set.device(), "\x1f", set.port(), "\x1f", set.netdev(), "\x1f",
                       set.source(), "\x1f", c.source_name(), "\x1f", c.name());
@@ -43,6 +38,7 @@ std::string RateKey(const roced::v1::CounterSet& set, const roced::v1::Counter& 
 CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options)
     : agent_(agent),
       paths_(options.paths),
+      clock_(options.clock != nullptr ? options.clock : util::RealClock()),
       refresh_interval_(options.refresh_interval),
       flaps_(options.link_flaps != nullptr ? *options.link_flaps : own_flaps_) {
   RaiseOpenFileLimit();
@@ -55,7 +51,7 @@ CountersRuntime::CountersRuntime(Agent* agent, CountersRuntimeOptions options)
                                                            [this] { return Ports(); });
   watchdog_ = std::make_shared<metrics::PfcWatchdog>(
       pause_source_.get(), metrics::PfcWatchdogOptions(),
-      [this](const metrics::PfcStormTransition& change) { OnStormChange(change); });
+      [this](const metrics::PfcStormTransition& change) { OnStormChange(change); }, clock_);
   dcb_ = options.dcb;
   if (options.dcb != nullptr) {
     dcb_collector_ = std::make_shared<metrics::DcbCollector>(options.dcb, [this] {
@@ -152,7 +148,7 @@ std::vector<metrics::WatchedNetdev> CountersRuntime::WatchedNetdevs(
 void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports) {
   std::lock_guard<std::mutex> lock(samples_mu_);
   std::set<std::string> netdevs;
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_->Now();
   for (const metrics::PortNetdev& p : ports) {
     if (p.netdev.empty() || !netdevs.insert(p.netdev).second) continue;
     // Absent (a fixture tree, a netdev going away): this reading only.
@@ -165,7 +161,7 @@ void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports)
 
 std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() {
   SampleLinks(Ports());
-  return flaps_.Flaps(absl::Now());
+  return flaps_.Flaps(clock_->Now());
 }
 
 std::vector<roced::v1::CounterSet> CountersRuntime::ReadSets(const std::vector<metrics::PortNetdev>& ports) {
@@ -175,13 +171,13 @@ std::vector<roced::v1::CounterSet> CountersRuntime::ReadSets(const std::vector<m
 }
 
 void CountersRuntime::SampleCongestionIfDue(const std::vector<metrics::PortNetdev>& ports) {
-  const absl::Time now = MonotonicNow();
+  const absl::Time now = clock_->Monotonic();
   if (!congestion_.Due(now)) return;
   congestion_.Offer(metrics::CongestionSampleOf(now, ReadSets(ports)));
 }
 
 metrics::CongestionWindow CountersRuntime::CongestionWindowNow() {
-  const absl::Time now = MonotonicNow();
+  const absl::Time now = clock_->Monotonic();
   return congestion_.WindowTo(metrics::CongestionSampleOf(now, ReadSets(Ports())));
 }
 
@@ -250,8 +246,8 @@ absl::StatusOr<roced::v1::GetCountersResponse> CountersRuntime::GetCounters(
   std::vector<roced::v1::CounterSet> sets = ReadSets(ports);
 
   roced::v1::GetCountersResponse response;
-  *response.mutable_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
-  const absl::Time now = MonotonicNow();
+  *response.mutable_at() = util::ToProto(clock_->Now());
+  const absl::Time now = clock_->Monotonic();
   std::lock_guard<std::mutex> lock(rates_mu_);
   std::map<std::string, Sample> next;
   for (roced::v1::CounterSet& set : sets) {

@@ -42,6 +42,7 @@
 #include "metrics/pfc_watchdog.h"
 #include "prometheus/collectable.h"
 #include "roced/v1/agent.pb.h"
+#include "util/clock.h"
 #include "util/triggered_loop.h"
 
 namespace roced::agent {
@@ -62,6 +63,9 @@ struct CountersRuntimeOptions {
   // The carrier-change history to keep (shared with the reconciler, which
   // notes roced's own link toggles in it). Null: one of its own. Not owned.
   metrics::LinkFlapHistory* link_flaps = nullptr;
+  // The clock of the refresh loop, the PFC watchdog, rates and windows.
+  // Null: util::RealClock(). Not owned.
+  util::Clock* clock = nullptr;
 };
 
 class CountersRuntime {
@@ -117,6 +121,7 @@ class CountersRuntime {
 
   Agent* const agent_;
   const hal::Paths paths_;
+  util::Clock* const clock_;
   std::unique_ptr<hal::CounterFiles> files_;
   // The options' reader, else ethtool on the live /sys, else null.
   hal::NetdevStatsReader* netdev_stats_ = nullptr;
@@ -144,7 +149,7 @@ class CountersRuntime {
   std::vector<metrics::PortNetdev> ports_;
   bool started_ = false;
   // Re-reads the port list when the state changes, and every refresh_interval_.
-  util::TriggeredLoop refresh_{{"roced-counters"}, [this] { return refresh_interval_; },
+  util::TriggeredLoop refresh_{{"roced-counters", "periodic", false, clock_}, [this] { return refresh_interval_; },
                                [this](const std::string&) { Refresh(); }};
 
   struct Sample {

@@ -23,6 +23,7 @@
 #include "agent/core/backends.h"
 #include "agent/serve/server.h"
 #include "roced/v1/agent.grpc.pb.h"
+#include "util/clock.h"
 
 #include "test_util.h"
 
@@ -88,8 +89,8 @@ class CountersServerTest : public ::testing::Test {
     sopts.insecure = true;
     sopts.socket_path = node_->dir() + "/roced.sock";
     sopts.metrics_listen = "127.0.0.1:0";
-    counters_ = std::make_unique<CountersRuntime>(node_->agent(),
-                                                  CountersRuntimeOptions{.paths = node_->Paths(node_->dir())});
+    counters_ = std::make_unique<CountersRuntime>(
+        node_->agent(), CountersRuntimeOptions{.paths = node_->Paths(node_->dir()), .clock = &clock_});
     counters_->Start();
     server_ = std::make_unique<Server>(ServedParts{node_->agent(), counters_.get(), nullptr, node_->agent()->registry()}, sopts);
     ASSERT_TRUE(server_->Start().ok());
@@ -121,6 +122,7 @@ class CountersServerTest : public ::testing::Test {
   }
 
   std::unique_ptr<AgentOnFixtureCopy> node_;
+  util::SimulatedClock clock_;  // outlives counters_
   std::unique_ptr<CountersRuntime> counters_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<roced::v1::Agent::Stub> stub_;
@@ -138,14 +140,13 @@ TEST_F(CountersServerTest, GetCountersGivesValuesThenRatesSinceThePreviousCall) 
   EXPECT_FALSE(cnp->has_rate());  // nothing to compare with yet
 
   node_->SetCounter("mlx5_0", "np_cnp_sent", "102201");  // +1000
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  clock_.Advance(absl::Milliseconds(200));
   ASSERT_TRUE(Get({}, &second).ok());
   cnp = Find(second, "mlx5_0", "hw_counters", "cnp_sent");
   ASSERT_NE(cnp, nullptr);
   EXPECT_EQ(cnp->value(), 102201u);
   ASSERT_TRUE(cnp->has_rate());
-  EXPECT_GT(cnp->rate(), 0);
-  EXPECT_LE(cnp->rate(), 1000 / 0.2);
+  EXPECT_DOUBLE_EQ(cnp->rate(), 1000 / 0.2);
   const roced::v1::Counter* steady = Find(second, "rxe0", "hw_counters", "retransmits");
   ASSERT_NE(steady, nullptr);
   ASSERT_TRUE(steady->has_rate());
@@ -288,9 +289,10 @@ TEST(CountersRuntimeTest, AStateChangeReachesTheWatchdogWithoutWaitingForThePeri
   config->mutable_pfc_watchdog()->mutable_detection_time()->set_nanos(50'000'000);
   absl::StatusOr<roced::v1::ApplyConfigResponse> applied = node.agent()->ApplyConfig(req);
   ASSERT_TRUE(applied.ok()) << applied.status();
-  for (int i = 0; i < 100 && runtime.watchdog()->options().detection_time != absl::Milliseconds(50); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // The runtime takes the config up on its state listener's thread: a poll
+  // of that, not a wait for time to pass.
+  ASSERT_TRUE(roced::test_util::WaitFor(
+      [&] { return runtime.watchdog()->options().detection_time == absl::Milliseconds(50); }, absl::Seconds(10)));
   EXPECT_EQ(runtime.watchdog()->options().detection_time, absl::Milliseconds(50));
   runtime.Stop();
 }
@@ -361,15 +363,19 @@ TEST(CountersRuntimeTest, CounterFilesOfAListedDeviceAreOpenedWithoutAReader) {
   // rxe0 is discovered (the state lists it) but its counters are not there
   // when the files are first listed.
   fs::rename(ib + "rxe0/ports/1/hw_counters", node.dir() + "/rxe0-hw_counters");
-  CountersRuntime later(node.agent(), {.paths = node.Paths(node.dir()), .refresh_interval = absl::Milliseconds(100)});
+  util::SimulatedClock clock;
+  CountersRuntime later(node.agent(),
+                        {.paths = node.Paths(node.dir()), .refresh_interval = absl::Seconds(10), .clock = &clock});
   later.Start();
   const size_t without = later.OpenCounterFiles();
   ASSERT_LT(without, all);
   fs::rename(node.dir() + "/rxe0-hw_counters", ib + "rxe0/ports/1/hw_counters");
-  for (int i = 0; i < 50 && later.OpenCounterFiles() != all; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(later.OpenCounterFiles(), all) << "rxe0's counter files, back, are still not open";
+  // The periodic refresh (a state change may wake one sooner, as it should).
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  ASSERT_TRUE(clock.Tick(absl::Seconds(10), 0));
+  // The refresh pass the step woke runs on its own thread: a poll of it.
+  EXPECT_TRUE(roced::test_util::WaitFor([&] { return later.OpenCounterFiles() == all; }, absl::Seconds(10)))
+      << "rxe0's counter files, back, are still not open";
   later.Stop();
 }
 
