@@ -1,10 +1,7 @@
 #include "agent/runtimes/mesh_runtime.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
@@ -29,11 +26,8 @@
 #include "mesh/slowdown.h"
 #include "model/config_limits.h"
 #include "probe/gid.h"
-#include "roced/v1/peer.grpc.pb.h"
-#include "util/fs.h"
 #include "util/log.h"
 #include "util/proto_time.h"
-#include "util/resolve.h"
 
 namespace roced::agent {
 namespace {
@@ -49,41 +43,6 @@ int64_t MonotonicNs() {
 constexpr absl::Duration kMaxTurn = absl::Milliseconds(200);
 constexpr absl::Duration kPortRetry = absl::Seconds(5);
 constexpr size_t kSendsPerTurn = 256;
-
-absl::StatusOr<roced::v1::DescribeResponse> GrpcDescribe(const std::shared_ptr<grpc::ChannelCredentials>& creds,
-                                                         const std::string& address, absl::Time deadline) {
-  auto channel = grpc::CreateChannel(address, creds ? creds : grpc::InsecureChannelCredentials());
-  auto stub = roced::v1::ProbePeer::NewStub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(absl::ToChronoTime(deadline));
-  roced::v1::DescribeResponse response;
-  grpc::Status st = stub->Describe(&ctx, roced::v1::DescribeRequest(), &response);
-  if (!st.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(st.error_code()),
-                        absl::StrCat("Describe ", address, ": ", st.error_message()));
-  }
-  return response;
-}
-
-// The peer's endpoints with a mesh responder, as targets (its rails, in
-// Describe's order; at most kMaxMeshPorts).
-absl::StatusOr<std::vector<mesh::MeshTarget>> TargetsOf(const roced::v1::DescribeResponse& d) {
-  std::vector<mesh::MeshTarget> out;
-  for (const roced::v1::MeshEndpoint& e : d.endpoints()) {
-    if (e.ud_qpn() == 0 || out.size() >= kMaxMeshPorts) continue;
-    mesh::MeshTarget t;
-    std::array<uint8_t, 16> gid{};
-    if (inet_pton(AF_INET6, e.gid().c_str(), gid.data()) != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("endpoint GID \"", e.gid(), "\" does not parse"));
-    }
-    t.gid = gid;
-    t.qpn = e.ud_qpn();
-    t.active_mtu = e.active_mtu();
-    out.push_back(t);
-  }
-  if (out.empty()) return absl::FailedPreconditionError("no RoCE port with a mesh responder (is its mesh on?)");
-  return out;
-}
 
 std::string Label(uint32_t v) { return absl::StrCat(v); }
 
@@ -119,10 +78,6 @@ const char* ScopeName(mesh::PeerScope scope) {
 
 }  // namespace
 
-absl::StatusOr<std::pair<std::string, uint16_t>> ParseMeshDns(const std::string& text) {
-  return util::ParseNamePort("--mesh-dns", text);
-}
-
 absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text) {
   std::vector<uint32_t> out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
@@ -147,13 +102,15 @@ MeshRuntime::MeshRuntime(Agent* agent, LldpRuntime* lldp, MeshRuntimeOptions opt
     : agent_(agent),
       lldp_(lldp),
       options_(std::move(options)),
-      loop_lag_(options_.prober.results.window, options_.prober.results.slots) {
-  if (!options_.resolve) options_.resolve = util::ResolveAll;
-  if (!options_.describe) {
-    options_.describe = [creds = options_.peer_credentials](const std::string& address, absl::Time deadline) {
-      return GrpcDescribe(creds, address, deadline);
-    };
-  }
+      loop_lag_(options_.prober.results.window, options_.prober.results.slots),
+      membership_({.inventory_path = options_.inventory_path,
+                   .dns_name = options_.dns_name,
+                   .dns_port = options_.dns_port,
+                   .resolve = options_.resolve,
+                   .describe = options_.describe,
+                   .peer_credentials = options_.peer_credentials,
+                   .clock = options_.clock}) {
+  if (options_.clock == nullptr) options_.clock = util::RealClock();
   if (options_.registry == nullptr || !enabled()) return;
   families_ = metrics::MeshFamilies::Register(*options_.registry);
 }
@@ -212,7 +169,7 @@ void MeshRuntime::Stop() {
 
 bool MeshRuntime::Sleep(absl::Duration d) {
   std::unique_lock<std::mutex> lock(wake_mu_);
-  wake_.wait_for(lock, absl::ToChronoNanoseconds(d), [this] { return stop_.load(); });
+  options_.clock->WaitFor(lock, wake_, d, [this] { return stop_.load(); });
   return !stop_;
 }
 
@@ -227,66 +184,15 @@ void MeshRuntime::MembersLoop() {
   } while (Sleep(std::min(options_.refresh, mesh::kDescribeRetry)));
 }
 
-absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ReadInventory() {
-  struct stat st;
-  if (::stat(options_.inventory_path.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrCat("inventory ", options_.inventory_path, ": ", std::strerror(errno)));
-  }
-  if (static_cast<size_t>(st.st_size) > mesh::kMaxInventoryBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("inventory ", options_.inventory_path, " is ", st.st_size,
-                                                   " bytes, more than the ", mesh::kMaxInventoryBytes, " allowed"));
-  }
-  const absl::Time mtime = absl::TimeFromTimespec(st.st_mtim);
-  if (mtime == inventory_mtime_) return members_;
-  absl::StatusOr<std::string> text =
-      util::ReadRegularFile(options_.inventory_path, mesh::kMaxInventoryBytes, "inventory");
-  if (!text.ok()) return text.status();
-  absl::StatusOr<std::vector<mesh::Member>> members = mesh::ParseInventory(*text);
-  if (!members.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(options_.inventory_path, ": ", members.status().message()));
-  }
-  inventory_mtime_ = mtime;
-  members_ = *std::move(members);
-  LOG_INFO << "mesh: " << members_.size() << " members from " << options_.inventory_path;
-  return members_;
-}
-
-absl::StatusOr<std::vector<mesh::Member>> MeshRuntime::ResolveMembers() {
-  absl::StatusOr<std::vector<std::string>> addresses = options_.resolve(options_.dns_name, options_.dns_port);
-  if (!addresses.ok()) return addresses.status();
-  for (const std::string& address : dns_members_.Listed(*addresses, absl::Now())) {
-    if (stop_) break;
-    absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
-    if (!d.ok()) {
-      LOG_DEBUG << "mesh: " << d.status().message();
-    }
-    dns_members_.Described(address,
-                           d.ok() ? std::optional<mesh::Member>({d->node_name(), address, d->tor(), d->pod()})
-                                  : std::nullopt,
-                           absl::Now());
-  }
-  std::vector<mesh::Member> members = dns_members_.Members();
-  if (members.empty()) {
-    return absl::UnavailableError(absl::StrCat("DNS ", options_.dns_name, ": none of its ", addresses->size(),
-                                               " addresses answered Describe"));
-  }
-  if (members.size() != members_.size()) {
-    LOG_INFO << "mesh: " << members.size() << " members from DNS " << options_.dns_name;
-  }
-  members_ = members;
-  return members;
-}
-
 void MeshRuntime::RefreshMembers() {
-  absl::StatusOr<std::vector<mesh::Member>> read =
-      options_.dns_name.empty() ? ReadInventory() : ResolveMembers();
+  absl::StatusOr<std::vector<mesh::Member>> read = membership_.Read(stop_);
   std::lock_guard<std::mutex> lock(mu_);
   inventory_error_ = read.ok() ? "" : std::string(read.status().message());
   if (!read.ok()) {
     LOG_WARNING << "mesh: " << inventory_error_ << " (the last good membership stays)";
-    if (members_.empty()) return;
+    if (membership_.last().empty()) return;
   }
-  std::vector<mesh::Member> members = members_;
+  std::vector<mesh::Member> members = membership_.last();
   const roced::v1::DescribeResponse me =
       DescribeNode(agent_->State(), lldp_ != nullptr ? lldp_->Neighbors() : std::vector<roced::v1::LldpNeighbor>{});
   absl::StatusOr<mesh::Member> self = mesh::PlaceSelf(&members, me.node_name(), me.tor(), me.pod());
@@ -320,7 +226,7 @@ void MeshRuntime::RefreshMembers() {
 
 void MeshRuntime::DescribePeers() {
   std::vector<std::pair<std::string, std::string>> due;  // name, address
-  const absl::Time now = absl::Now();
+  const absl::Time now = options_.clock->Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     // A described peer that stopped answering altogether may answer on a
@@ -335,13 +241,7 @@ void MeshRuntime::DescribePeers() {
   }
   for (const auto& [name, address] : due) {
     if (stop_) return;
-    absl::StatusOr<roced::v1::DescribeResponse> d = options_.describe(address, absl::Now() + absl::Seconds(2));
-    absl::StatusOr<std::vector<mesh::MeshTarget>> target =
-        d.ok() ? TargetsOf(*d) : absl::StatusOr<std::vector<mesh::MeshTarget>>(d.status());
-    if (d.ok() && target.ok() && d->node_name() != name) {
-      target = absl::FailedPreconditionError(
-          absl::StrCat(address, " is ", d->node_name(), ", not ", name, " as the inventory says"));
-    }
+    absl::StatusOr<std::vector<mesh::MeshTarget>> target = membership_.Responders(name, address);
     std::lock_guard<std::mutex> lock(mu_);
     auto it = peers_.find(name);
     if (it == peers_.end()) continue;
@@ -349,7 +249,7 @@ void MeshRuntime::DescribePeers() {
     info.target = target.ok() ? std::optional<mesh::MeshTarget>(target->front()) : std::nullopt;
     info.rails = target.ok() ? *target : std::vector<mesh::MeshTarget>{};
     info.error = target.ok() ? "" : std::string(target.status().message());
-    info.next_describe = absl::Now() + (target.ok() ? mesh::kDescribeTtl : mesh::kDescribeRetry);
+    info.next_describe = options_.clock->Now() + (target.ok() ? mesh::kDescribeTtl : mesh::kDescribeRetry);
     prober_->SetTarget(name, info.target);
   }
 }

@@ -2,14 +2,13 @@
 // UD queue pairs, the answers to other agents' probes, and what came of
 // them for ListMeshResults and /metrics.
 //
-// Membership is the inventory file (--mesh-inventory, lib/mesh/inventory),
-// read again when it changes. This node is the member named as its
-// hostname; a member line without a ToR takes the one this agent knows
-// (config mesh.tor, else LLDP). The pinglist (lib/mesh/pinglist) is
-// recomputed from the membership each refresh; the peers' mesh endpoints
-// come from their ProbePeer.Describe (this agent's certificate, the peer
-// role), cached for mesh::kDescribeTtl, a failure retried after
-// mesh::kDescribeRetry (lib/mesh/membership).
+// Membership (MeshMembership, mesh_membership.h): the inventory file or a
+// DNS name, and each peer's responders from its Describe. This node is the
+// member named as its hostname; a member line without a ToR takes the one
+// this agent knows (config mesh.tor, else LLDP). The pinglist
+// (lib/mesh/pinglist) is recomputed from the membership each refresh; a
+// peer's responders are cached for mesh::kDescribeTtl, a failure retried
+// after mesh::kDescribeRetry.
 //
 // Transport: one probe::UdPort on every RoCE port Describe lists (a rail
 // each, at most kMaxMeshPorts): each sends this agent's probes and answers
@@ -50,6 +49,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/runtimes/mesh_membership.h"
 #include "mesh/host_state.h"
 #include "mesh/membership.h"
 #include "mesh/pinglist.h"
@@ -64,6 +64,7 @@
 #include "prometheus/registry.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/peer.pb.h"
+#include "util/clock.h"
 
 namespace roced::agent {
 
@@ -72,24 +73,10 @@ class LldpRuntime;
 
 // Probes of a described peer lost in a row before it is described again.
 inline constexpr uint32_t kLostBeforeRedescribe = 10;
-// UD ports (RoCE ports, rails) the mesh opens at most; a peer's rails
-// beyond it are not probed.
-inline constexpr size_t kMaxMeshPorts = 8;
 // --mesh-dscps: "26,0" -> {26, 0}. INVALID_ARGUMENT naming the flag, the
 // value and the range (at most mesh::kMaxMeshClasses values of 0..63, no
 // repeats).
 absl::StatusOr<std::vector<uint32_t>> ParseMeshDscps(const std::string& text);
-
-// The addresses a name resolves to, as host:port gRPC addresses (IPv6 in
-// brackets), sorted; at most mesh::kMaxInventoryMembers.
-using ResolveFn = std::function<absl::StatusOr<std::vector<std::string>>(const std::string& name, uint16_t port)>;
-
-// --mesh-dns NAME:PORT -> (NAME, PORT). INVALID_ARGUMENT naming the flag.
-absl::StatusOr<std::pair<std::string, uint16_t>> ParseMeshDns(const std::string& text);
-
-// A peer's Describe over gRPC (address, deadline).
-using DescribeFn =
-    std::function<absl::StatusOr<roced::v1::DescribeResponse>(const std::string& address, absl::Time deadline)>;
 
 struct MeshRuntimeOptions {
   // Where the membership comes from: an inventory file, or a DNS name that
@@ -107,6 +94,10 @@ struct MeshRuntimeOptions {
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
   prometheus::Registry* registry = nullptr;
   std::string procfs_root = model::defaults::kProcfsRoot;
+  // The membership loop's clock (its waits, DNS listings, describe
+  // schedule). The probe loop waits on its sockets in real time. Null:
+  // util::RealClock(). Not owned.
+  util::Clock* clock = nullptr;
 };
 
 class MeshRuntime {
@@ -154,13 +145,9 @@ class MeshRuntime {
   };
   void MembersLoop();
   void ProbeLoop();
-  // One membership round: the inventory (when changed), this node's place,
-  // the pinglist, and Describe for the peers due one.
+  // One membership round: the members, this node's place and the pinglist;
+  // then Describe for the peers due one.
   void RefreshMembers();
-  absl::StatusOr<std::vector<mesh::Member>> ReadInventory();
-  // The DNS source: every address the name resolves to, described (what
-  // they said kept by dns_members_).
-  absl::StatusOr<std::vector<mesh::Member>> ResolveMembers();
   void DescribePeers();
   // Opens a UD port on every RoCE endpoint (at most kMaxMeshPorts); false
   // when none opened (logged once per reason).
@@ -210,9 +197,7 @@ class MeshRuntime {
 
   // Owned by the probe loop's thread: one per RoCE port (rail).
   std::vector<std::unique_ptr<probe::UdPort>> ports_;
-  std::vector<mesh::Member> members_;  // the members thread's
-  mesh::DescribedMembers dns_members_;  // the members thread's
-  absl::Time inventory_mtime_ = absl::InfinitePast();
+  MeshMembership membership_;  // the members thread's
   int64_t last_expire_ns_ = 0;
 
   std::atomic<uint64_t> answered_{0};

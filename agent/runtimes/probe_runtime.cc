@@ -39,6 +39,7 @@ ProbeRuntime::ProbeRuntime(Agent* agent, ProbeRuntimeOptions options)
       history_(options_.history_per_peer),
       baselines_(options_.baseline_path) {
   baselines_.Load();
+  if (options_.clock == nullptr) options_.clock = util::RealClock();
   if (options_.name.empty()) options_.name = util::Hostname("roced");
   factory_ = options_.factory;
   probe::PeerClient* peers = options_.peers;
@@ -133,7 +134,7 @@ void ProbeRuntime::Record(const probe::InitiatorRun& run) {
   if (result.success() && peer != kAdhocPeerLabel) RecordBaseline(result);
   if (result.success()) {
     families_.last_success->Add({{"peer", peer}, {"kind", ProbeKindName(result.kind())}})
-        .Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+        .Set(absl::ToDoubleSeconds(options_.clock->Now() - absl::UnixEpoch()));
   } else {
     families_.failures->Add({{"peer", peer}, {"reason", result.failure_reason()}}).Increment();
     LOG_INFO << "probe " << ProbeKindName(result.kind()) << " to " << result.peer()
@@ -151,8 +152,8 @@ void ProbeRuntime::RecordBaseline(const roced::v1::ProbeResult& result) {
     paths.procfs = options_.procfs_root;
     version = {dev.driver(), hal::DriverVersion(paths, dev.driver()), dev.fw_version()};
   }
-  baselines_.Add(result, version, absl::Now());
-  if (absl::Status s = baselines_.SaveIfDue(absl::Now()); !s.ok()) {
+  baselines_.Add(result, version, options_.clock->Now());
+  if (absl::Status s = baselines_.SaveIfDue(options_.clock->Now()); !s.ok()) {
     LOG_WARNING << "probe baselines not saved: " << s.message();
   }
 }
@@ -186,7 +187,7 @@ absl::Status ProbeRuntime::CloseEndpoint(const std::string& endpoint_id) {
   return responders_->Close(endpoint_id);
 }
 
-void ProbeRuntime::ReapExpired() { responders_->ReapExpired(absl::Now()); }
+void ProbeRuntime::ReapExpired() { responders_->ReapExpired(options_.clock->Now()); }
 
 void ProbeRuntime::JoinFinishedWorkers(bool all) {
   std::vector<Worker> finished;
@@ -208,7 +209,7 @@ absl::Duration ProbeRuntime::UntilNextDue() {
   std::lock_guard<std::mutex> lock(mu_);
   // A config change (new peers, intervals) triggers the loop (the state
   // listener), so does a probe worker ending; the cap is a backstop.
-  return std::clamp(schedule_.NextDue() - absl::Now(), absl::ZeroDuration(), kScheduleBackstop);
+  return std::clamp(schedule_.NextDue() - options_.clock->Now(), absl::ZeroDuration(), kScheduleBackstop);
 }
 
 void ProbeRuntime::RunDueProbes() {
@@ -224,7 +225,7 @@ void ProbeRuntime::RunDueProbes() {
   const roced::v1::ProbeConfig& pc = probe_config_;
   std::vector<std::string> peers;
   for (const auto& peer : pc.peers()) peers.push_back(peer.name());
-  const absl::Time now = absl::Now();
+  const absl::Time now = options_.clock->Now();
   schedule_.Configure(peers,
                       pc.latency().has_interval() ? FromProto(pc.latency().interval())
                                                   : pl::kDefaultLatencyInterval,

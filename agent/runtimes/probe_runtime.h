@@ -61,6 +61,7 @@
 #include "prometheus/registry.h"
 #include "roced/v1/agent.pb.h"
 #include "roced/v1/peer.pb.h"
+#include "util/clock.h"
 #include "util/triggered_loop.h"
 
 namespace roced::agent {
@@ -106,6 +107,9 @@ struct ProbeRuntimeOptions {
   std::string baseline_path;
   // Where the local driver's version is read (hal::DriverVersion).
   std::string procfs_root = model::defaults::kProcfsRoot;
+  // The clock of the schedule, the lease reaper and the results' times.
+  // Null: util::RealClock(). Not owned.
+  util::Clock* clock = nullptr;
 };
 
 // The `peer` label of probes to addresses that are not configured peers.
@@ -202,10 +206,11 @@ class ProbeRuntime {
   // Last: their threads use everything above.
   // Every second while endpoints are open (a lease to end, a serving thread
   // that stopped on an error); with none it sleeps until one is opened.
-  util::TriggeredLoop reaper_{{"roced-leases"},
+  util::TriggeredLoop reaper_{{"roced-leases", "periodic", false, options_.clock},
                               [this] { return responders_->size() > 0 ? absl::Seconds(1) : absl::InfiniteDuration(); },
                               [this](const std::string&) { ReapExpired(); }};
-  util::TriggeredLoop scheduler_{{"roced-schedule"}, [this] { return UntilNextDue(); },
+  util::TriggeredLoop scheduler_{{"roced-schedule", "periodic", false, options_.clock},
+                                 [this] { return UntilNextDue(); },
                                  [this](const std::string&) { RunDueProbes(); }};
 };
 

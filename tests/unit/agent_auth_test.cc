@@ -235,7 +235,9 @@ TEST(Auth, ReplacedCertificateFilesAreUsedWithoutARestart) {
   std::filesystem::copy_file(CertPath("other-ca.crt"), dir + "/client-ca.crt.new");
   std::filesystem::rename(dir + "/client-ca.crt.new", dir + "/client-ca.crt");
   const absl::Time end = absl::Now() + absl::Seconds(20);
-  while (state("other") != grpc::StatusCode::OK && absl::Now() < end) absl::SleepFor(absl::Milliseconds(200));
+  while (state("other") != grpc::StatusCode::OK && absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(200));  // poll: the loop's condition
+  }
   EXPECT_EQ(state("other"), grpc::StatusCode::OK);
   EXPECT_EQ(state("viewer"), grpc::StatusCode::UNAVAILABLE);
   std::filesystem::remove_all(dir);
@@ -258,7 +260,7 @@ TEST(Auth, AppliesCarryTheCallerIntoEventsStateAuditAndMetrics) {
   roced::v1::WatchStateRequest wr;
   wr.set_skip_initial_state(true);
   auto events = admin->WatchState(&wctx, wr);
-  absl::SleepFor(absl::Milliseconds(200));  // subscribed before the apply
+  absl::SleepFor(absl::Milliseconds(200));  // why: with skip_initial_state no message marks the subscription
   roced::v1::ApplyConfigRequest req;
   req.mutable_config()->set_api_version("roced/v1");
   req.mutable_config()->set_kind("NodeConfig");

@@ -345,7 +345,7 @@ TEST_F(HealthServiceTest, WatchersAreBoundedAndACancelledOneFreesItsPlace) {
       open.push_back(std::move(again));
     } else {
       again->reader->Finish();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll: retried until admitted
     }
   }
   EXPECT_TRUE(admitted) << "a cancelled Watch kept its place";
@@ -629,7 +629,7 @@ TEST_F(AgentServerTest, WatchStateBeyondTheSubscriberCapIsRefusedWhileGetStateAn
     watched = reader->Read(&ev);
     ctx.TryCancel();
     reader->Finish();
-    if (!watched) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!watched) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll: retried until watched
   }
   EXPECT_TRUE(watched);
   for (auto& w : watches) w->ctx.TryCancel();
@@ -674,7 +674,7 @@ TEST_F(AgentServerTest, OneTcpIdentityPast32CallsInFlightIsRefusedAndReported) {
   bool healthy = false;
   for (int attempt = 0; attempt < 50 && !healthy; ++attempt) {
     healthy = GrpcComponentHealthy(unix_stub.get(), &message);
-    if (!healthy) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!healthy) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll: retried until healthy
   }
   EXPECT_TRUE(healthy) << message;
   for (auto& w : watches) w->ctx.TryCancel();

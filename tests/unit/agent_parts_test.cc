@@ -418,7 +418,7 @@ TEST(StateDir, OnlyTheNewestFilesSetAsideAreKept) {
   for (int i = 0; i < StateDir::kKeptAside + 3; ++i) {
     ASSERT_TRUE(util::WriteFileAtomic(dir + "/accepted.json", absl::StrCat("bad ", i)).ok());
     state_dir.SetAsideAccepted("test");
-    absl::SleepFor(absl::Microseconds(5));
+    absl::SleepFor(absl::Microseconds(5));  // why: set-aside names carry the wall clock to the microsecond
   }
   std::vector<std::string> kept;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -557,7 +557,7 @@ roced::v1::ListMeshResultsResponse Described(const MeshRuntime& runtime, size_t 
     size_t described = 0;
     for (const auto& p : r.peers()) described += p.error() != "not described yet";
     if (static_cast<size_t>(r.peers_size()) == peers && described == peers) break;
-    absl::SleepFor(absl::Milliseconds(10));
+    absl::SleepFor(absl::Milliseconds(10));  // poll: the condition of the loop above
   }
   return r;
 }
@@ -599,7 +599,7 @@ TEST(MeshRuntime, PeersFromTheInventoryEndpointsFromTheirDescribe) {
   // The describes and the UD port's opening run on two threads: wait for
   // the port's failure too (no RDMA device here) before judging the answer.
   for (int i = 0; i < 500 && r.problem().empty(); ++i) {
-    absl::SleepFor(absl::Milliseconds(10));
+    absl::SleepFor(absl::Milliseconds(10));  // poll: the condition of the loop above
     r = Described(runtime, 3);
   }
   runtime.Stop();
@@ -646,7 +646,7 @@ TEST(MeshRuntime, AnInventoryWithoutThisNodeIsAProblemNamed) {
   runtime.Start();
   roced::v1::ListMeshResultsResponse r;
   for (int i = 0; i < 500 && r.problem().find("inventory") == std::string::npos; ++i) {
-    absl::SleepFor(absl::Milliseconds(10));
+    absl::SleepFor(absl::Milliseconds(10));  // poll: the condition of the loop above
     r = *runtime.List({});
   }
   runtime.Stop();
@@ -677,7 +677,7 @@ TEST(MeshRuntime, SaysWhyTheHostIsBusy) {
   prometheus::TextSerializer text;
   std::string scraped;
   for (int i = 0; i < 500 && !absl::StrContains(scraped, "roced_mesh_host_busy 1"); ++i) {
-    absl::SleepFor(absl::Milliseconds(10));
+    absl::SleepFor(absl::Milliseconds(10));  // poll: the condition of the loop above
     scraped = text.Serialize(registry->Collect());
   }
   runtime.Stop();

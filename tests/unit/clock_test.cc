@@ -18,7 +18,9 @@ namespace {
 // Polls `done` (set by another thread; 1 ms polls, not a wait for time to
 // pass) for at most 10 s of real time.
 bool Eventually(const std::atomic<bool>& done) {
-  for (int i = 0; i < 10000 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 10000 && !done.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // poll: `done`
+  }
   return done.load();
 }
 

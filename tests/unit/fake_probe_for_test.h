@@ -104,7 +104,7 @@ class FakeEndpointForTest final : public Endpoint {
       if (!b_->serve_error.ok()) return b_->serve_error;
     }
     ++b_->serving;
-    while (!stop->load()) absl::SleepFor(absl::Milliseconds(5));
+    while (!stop->load()) absl::SleepFor(absl::Milliseconds(5));  // why: a server serving until stopped
     --b_->serving;
     return absl::OkStatus();
   }
@@ -131,7 +131,7 @@ class FakeEndpointForTest final : public Endpoint {
         --b_->running;
         return ProbeError(absl::StatusCode::kCancelled, kReasonCancelled, "cancelled");
       }
-      absl::SleepFor(absl::Milliseconds(5));
+      absl::SleepFor(absl::Milliseconds(5));  // why: a run that takes time, checking for cancel
     }
     --b_->running;
     std::function<void()> on_run;

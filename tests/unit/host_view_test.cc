@@ -275,7 +275,7 @@ TEST_F(NetnsHostTest, AnAddressNobodyAnswersForEndsFailed) {
     auto table = hal::ListNeighbours("nb0");
     ASSERT_TRUE(table.ok()) << table.status();
     if (const hal::Neighbour* n = Find(*table, "10.9.0.3")) state = n->state;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll: the kernel's neighbour state
   }
   EXPECT_EQ(hal::NeighbourStateName(state), "FAILED");
   EXPECT_FALSE(hal::NeighbourResolved(state));

@@ -162,7 +162,7 @@ TEST_F(NetnsTest, LinkMonitorSeesAnMtuChangeMadeByAnotherTool) {
   hal::LinkMonitor monitor([&](const std::string&) { calls.fetch_add(1); }, absl::Milliseconds(5));
   ASSERT_TRUE(monitor.Start().ok());
   ASSERT_EQ(system("ip link set rt1 mtu 2000"), 0);
-  for (int i = 0; i < 100 && calls.load() == 0; ++i) usleep(10000);
+  for (int i = 0; i < 100 && calls.load() == 0; ++i) usleep(10000);  // poll: the kernel's netlink event
   monitor.Stop();
   EXPECT_GE(calls.load(), 1);
   EXPECT_GE(monitor.events(), 1u);
@@ -183,7 +183,7 @@ TEST_F(NetnsTest, LinkMonitorSeesAnAddressAddedByAnotherTool) {
   ASSERT_EQ(system("ip addr add 10.77.0.1/24 dev rt1"), 0);
   bool seen = false;
   for (int i = 0; i < 100 && !seen; ++i) {
-    usleep(10000);
+    usleep(10000);  // poll: the kernel's netlink event
     std::lock_guard<std::mutex> lock(mu);
     // The veth pair's own link events (carrier, IPv6 link-local) may share
     // the debounce window; the call names every kind the window held.

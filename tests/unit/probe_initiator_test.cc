@@ -366,7 +366,7 @@ TEST(Initiator, ACloseThatFailsLeavesTheResultAlone) {
 // The elapsed time is the probe's: a slow close comes after it.
 TEST(Initiator, ElapsedEndsBeforeThePeerIsClosed) {
   Rig rig;
-  rig.peers.on_close = [] { absl::SleepFor(absl::Milliseconds(600)); };
+  rig.peers.on_close = [] { absl::SleepFor(absl::Milliseconds(600)); };  // why: the slow close under test
   const roced::v1::ProbeResult r = rig.Run(Latency(1)).result;
   ASSERT_TRUE(r.success());
   EXPECT_LT(Elapsed(r), absl::Milliseconds(500));
@@ -380,7 +380,7 @@ TEST(Initiator, CancellingARunningProbeEndsItWithCancelled) {
   auto run = std::async(std::launch::async, [&] { return initiator.Run(Latency(), &cancel); });
   const absl::Time until = absl::Now() + absl::Seconds(10);
   while (rig.behaviour.running.load() == 0 && absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(5));
+    absl::SleepFor(absl::Milliseconds(5));  // poll: the loop's condition
   }
   ASSERT_EQ(rig.behaviour.running.load(), 1);
   cancel.store(true);

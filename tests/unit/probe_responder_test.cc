@@ -64,7 +64,7 @@ bool WaitFor(const std::function<bool()>& cond) {
   const absl::Time end = absl::Now() + absl::Seconds(10);
   while (absl::Now() < end) {
     if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
+    absl::SleepFor(absl::Milliseconds(5));  // poll: `cond`
   }
   return cond();
 }
@@ -106,7 +106,7 @@ TEST(ResponderRegistry, BandwidthEndpointsHaveOneQueuePairPerInitiatorQueuePairA
   auto opened = registry->Open(OpenRequest(60, roced::v1::PROBE_KIND_BANDWIDTH, 4));
   ASSERT_TRUE(opened.ok()) << opened.status();
   EXPECT_EQ(opened->responder_qps_size(), 4);
-  absl::SleepFor(absl::Milliseconds(50));
+  absl::SleepFor(absl::Milliseconds(50));  // why: a server started by mistake would count within it
   EXPECT_EQ(rig.behaviour.serving.load(), 0);  // one-sided writes: nothing to answer
   EXPECT_TRUE(registry->Close(opened->endpoint_id()).ok());
   EXPECT_EQ(rig.behaviour.live.load(), 0);

@@ -134,7 +134,7 @@ bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout = absl::S
   const absl::Time end = absl::Now() + timeout;
   while (absl::Now() < end) {
     if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
+    absl::SleepFor(absl::Milliseconds(10));  // poll: `cond`
   }
   return cond();
 }

@@ -235,7 +235,7 @@ class OneShotServer {
           off += static_cast<size_t>(w);
         }
       } else {
-        while (!done_) usleep(10000);
+        while (!done_) usleep(10000);  // why: the stalled server under test
       }
       close(c);
     });

@@ -52,7 +52,7 @@ class HealthLog {
         std::lock_guard<std::mutex> lock(mu_);
         if (!events_.empty() && events_.back().first == ok) return true;
       }
-      absl::SleepFor(absl::Milliseconds(20));
+      absl::SleepFor(absl::Milliseconds(20));  // poll: the health events above
     }
     return false;
   }
@@ -179,7 +179,7 @@ TEST(TcpListener, ConnectionsPastTheCapAreClosedAndReported) {
     ASSERT_TRUE(fd.ok()) << fd.status();
     flood.push_back(*std::move(fd));
   }
-  absl::SleepFor(absl::Milliseconds(200));  // all four accepted and handed over
+  absl::SleepFor(absl::Milliseconds(200));  // why: gRPC takes the accepted descriptors on its own threads, unseen
   absl::StatusOr<util::UniqueFd> fifth = util::ConnectTcp("127.0.0.1", static_cast<uint16_t>(rig.port()),
                                                           absl::Now() + absl::Seconds(2));
   ASSERT_TRUE(fifth.ok()) << fifth.status();
@@ -232,7 +232,7 @@ TEST(TcpListener, OneAddressCannotTakeEveryConnection) {
   EXPECT_TRUE(rig.Check().ok()) << "a call from 127.0.0.1 during the flood";
   EXPECT_TRUE(rig.health.events().empty());
   flood.clear();
-  absl::SleepFor(absl::Milliseconds(200));  // gRPC sees them close
+  absl::SleepFor(absl::Milliseconds(200));  // why: gRPC notices the closes on its own threads, unseen
   EXPECT_FALSE(ClosedWithin(ConnectFrom("127.0.0.2", rig.port()), absl::Milliseconds(200)))
       << "the flooding address connects again once its connections closed";
 }

@@ -51,7 +51,7 @@ inline bool WaitFor(const std::function<bool()>& cond, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (!cond()) {
     if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(20));
+    absl::SleepFor(absl::Milliseconds(20));  // poll: `cond`
   }
   return true;
 }

@@ -147,7 +147,7 @@ TEST_F(TlsMirrorTest, ItsThreadTakesARenewalWithinTheInterval) {
   ASSERT_TRUE(mirror.ok()) << mirror.status();
   Install("viewer");
   for (int i = 0; i < 200 && (*mirror)->replacements() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));  // poll: the loop's condition
   }
   EXPECT_EQ((*mirror)->replacements(), 1);
   EXPECT_EQ(Slurp((*mirror)->copies().cert), Slurp(CertPath("viewer.crt")));

@@ -423,7 +423,7 @@ TEST(MetricsEndpoint, SlowlorisIdleConnectionsDoNotBlockScrapes) {
   absl::Duration slowest;
   int scrapes = 0;
   while (absl::Now() < until) {
-    absl::SleepFor(absl::Milliseconds(200));
+    absl::SleepFor(absl::Milliseconds(200));  // why: scrapes spread over a span of real time
     ASSERT_EQ(idle.open(), 6) << "the attack holds its six connections";
     for (const char* path : {"/metrics", "/readyz"}) {
       const absl::Time t0 = absl::Now();
@@ -494,7 +494,8 @@ TEST(TlsServerContext, AFifoOrDevZeroAsACertificateIsRefusedAtStartAndAtReload) 
   ASSERT_TRUE((*ctx)->Configure(ssl.get()));
   std::filesystem::remove(dir + "/server.crt");
   ASSERT_EQ(::mkfifo((dir + "/server.crt").c_str(), 0600), 0);
-  absl::SleepFor(absl::FromChrono(kReloadCheckInterval) + absl::Milliseconds(100));
+  // why: a reload check that changes nothing leaves no trace to wait on.
+  absl::SleepFor(absl::FromChrono(kReloadCheckInterval) + absl::Milliseconds(100));  // why: see above
   const absl::Time start = absl::Now();
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> again(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
   EXPECT_TRUE((*ctx)->Configure(again.get()));  // the reload is tried here
