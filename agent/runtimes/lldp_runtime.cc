@@ -120,6 +120,7 @@ void MergeDriverPeer(const v1::LldpNeighbor& driver, v1::LldpNeighbor* heard) {
 LldpRuntime::LldpRuntime(Agent* agent, LldpRuntimeOptions options)
     : agent_(agent),
       options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : util::RealClock()),
       collector_(std::make_shared<metrics::LldpCollector>([this] { return Neighbors(); })) {}
 
 LldpRuntime::~LldpRuntime() { Stop(); }
@@ -167,7 +168,7 @@ void LldpRuntime::Resync() {
 }
 
 std::vector<v1::LldpNeighbor> LldpRuntime::Neighbors() {
-  std::vector<v1::LldpNeighbor> out = table_.Current(options_.now());
+  std::vector<v1::LldpNeighbor> out = table_.Current(clock_->Now());
   std::lock_guard<std::mutex> lock(peers_mu_);
   for (const auto& [netdev, driver] : peers_) {
     bool heard = false;
@@ -206,7 +207,7 @@ void LldpRuntime::Run() {
       if (stop_) return;
       std::swap(resync, resync_);
     }
-    if (resync || options_.now() - synced_ >= kResyncInterval) SyncSockets();
+    if (resync || clock_->Now() - synced_ >= kResyncInterval) SyncSockets();
     std::vector<hal::LldpSocket*> sockets;
     for (auto& [netdev, socket] : sockets_) sockets.push_back(socket.get());
     for (const size_t i : hal::WaitForLldp(sockets, wake_fd_, NextWait())) ReadFrames(sockets[i]);
@@ -219,13 +220,13 @@ void LldpRuntime::Run() {
 }
 
 absl::Duration LldpRuntime::NextWait() {
-  const absl::Time now = options_.now();
+  const absl::Time now = clock_->Now();
   const absl::Time until = std::min(synced_ + kResyncInterval, table_.NextExpiry());
   return std::clamp(until - now, absl::ZeroDuration(), kResyncInterval);
 }
 
 void LldpRuntime::SyncSockets() {
-  synced_ = options_.now();
+  synced_ = clock_->Now();
   std::set<std::string> netdevs;
   const v1::NodeState state = agent_->State();
   for (const auto& device : state.devices()) {
@@ -277,7 +278,7 @@ void LldpRuntime::ReadFrames(hal::LldpSocket* socket) {
     }
     const std::string who = absl::StrCat(util::Quoted(neighbor->system_name()), " port ",
                                          util::Quoted(neighbor->port_id()), " (chassis ", neighbor->chassis_id(), ")");
-    if (table_.Heard(socket->netdev(), std::move(*neighbor), options_.now())) {
+    if (table_.Heard(socket->netdev(), std::move(*neighbor), clock_->Now())) {
       LOG_INFO << "LLDP: " << socket->netdev() << " hears " << who;
     }
   }

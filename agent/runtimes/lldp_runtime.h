@@ -34,6 +34,7 @@
 #include "hal/lldp_socket.h"
 #include "prometheus/collectable.h"
 #include "roced/v1/state.pb.h"
+#include "util/clock.h"
 
 namespace roced::agent {
 
@@ -92,7 +93,9 @@ struct LldpRuntimeOptions {
   // network namespace).
   std::function<absl::StatusOr<std::unique_ptr<hal::LldpSocket>>(const std::string&)> open =
       hal::LldpSocket::Open;
-  std::function<absl::Time()> now = [] { return absl::Now(); };
+  // The clock of the neighbours' TTLs and the socket resync. The loop
+  // waits on its sockets in real time. Null: util::RealClock(). Not owned.
+  util::Clock* clock = nullptr;
   // Reads a netdev's DCB state, for the driver's peer attributes (the live
   // kernel's DcbNetlink::Get). Null: not read.
   std::function<absl::StatusOr<hal::DcbReading>(const std::string&)> dcb_read;
@@ -128,6 +131,7 @@ class LldpRuntime {
   Agent* const agent_;
   uint64_t state_listener_ = 0;  // Agent::AddStateListener's id while started
   const LldpRuntimeOptions options_;
+  util::Clock* const clock_;
   LldpTable table_;
   std::shared_ptr<prometheus::Collectable> collector_;
   // The loop thread's own: sockets by netdev, and when it last synced.
