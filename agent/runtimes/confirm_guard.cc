@@ -33,7 +33,8 @@ ConfirmGuard::ConfirmGuard(Agent* agent, ConfirmSources sources, ConfirmGuardOpt
     : agent_(agent),
       sources_(sources),
       options_(options),
-      loop_({"roced-confirm"},
+      clock_(options.clock != nullptr ? options.clock : util::RealClock()),
+      loop_({"roced-confirm", "periodic", false, clock_},
             [this] { return pending_.load() ? options_.tick : absl::InfiniteDuration(); },
             [this](const std::string&) { pending_.store(CheckOnce()); }) {}
 
@@ -58,7 +59,7 @@ void ConfirmGuard::Stop() {
 
 absl::StatusOr<roced::v1::ConfirmBaseline> ConfirmGuard::TakeBaseline(const roced::v1::ConfirmPolicy& policy) const {
   roced::v1::ConfirmBaseline b;
-  *b.mutable_taken_at() = util::ToProto(absl::Now());
+  *b.mutable_taken_at() = util::ToProto(clock_->Now());
   b.set_pfc_storms(PfcStorms(nullptr));
   if (!HasMeshGate(policy)) return b;
   const char* gate = policy.has_max_mesh_loss_increase() ? "max_mesh_loss_increase" : "max_mesh_p99_ratio";
@@ -176,7 +177,7 @@ bool ConfirmGuard::CheckOnce() {
     LOG_INFO << "judging provisional generation " << cs.generation() << " by its confirm policy ("
              << model::DescribeConfirmPolicy(cs.confirm_policy()) << ")";
   }
-  model::GateInputs in = Gather(state, options_.now ? options_.now() : absl::Now());
+  model::GateInputs in = Gather(state, clock_->Now());
   model::GateVerdict v = model::JudgeGates(cs.confirm_policy(), cs.baseline(), in);
   if (!agent_->SetConfirmGates(cs.generation(), v.gates)) return true;  // replaced meanwhile: look again
   if (!v.failed_reason.empty()) {

@@ -44,6 +44,7 @@
 #include "agent/runtimes/probe_runtime.h"
 #include "model/confirm_policy.h"
 #include "roced/v1/state.pb.h"
+#include "util/clock.h"
 #include "util/triggered_loop.h"
 
 namespace roced::agent {
@@ -56,9 +57,9 @@ struct ConfirmGuardOptions {
   // The probe gates' runs: RC latency, this size and round trips.
   uint32_t probe_size = 64;
   uint32_t probe_iterations = 100;
-  // The wall clock the window is measured on (tests move it; unset:
-  // absl::Now).
-  std::function<absl::Time()> now;
+  // The clock the window is measured on and the loop ticks on (the
+  // Agent's; tests move it). Null: util::RealClock(). Not owned.
+  util::Clock* clock = nullptr;
 };
 
 // Where the guard reads its gates' inputs; any may be null (a mesh gate is
@@ -106,6 +107,7 @@ class ConfirmGuard {
   Agent* const agent_;
   const ConfirmSources sources_;
   const ConfirmGuardOptions options_;
+  util::Clock* const clock_;
   std::mutex mu_;  // CheckOnce, one at a time
   std::optional<Watch> watch_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> pending_{false};

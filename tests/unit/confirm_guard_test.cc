@@ -17,6 +17,7 @@
 #include "model/config_yaml.h"
 #include "prometheus/text_serializer.h"
 #include "test_util.h"
+#include "util/clock.h"
 #include "util/proto_time.h"
 
 namespace roced::agent {
@@ -59,11 +60,12 @@ class ConfirmGuardTest : public ::testing::Test {
     o.backends.node_io = &io_;
     o.reconcile = false;
     o.registry = registry_ = std::make_shared<prometheus::Registry>();
+    o.clock = &clock_;
     agent_ = std::make_unique<Agent>(o);
     ASSERT_TRUE(agent_->LoadConfig(true).ok());
     agent_->Start();
     ConfirmGuardOptions g;
-    g.now = [this] { return absl::Now() + skew_; };
+    g.clock = &clock_;
     guard_ = std::make_unique<ConfirmGuard>(agent_.get(), ConfirmSources{}, g);
   }
   // Applies MTU `mtu` with `policy` (a spec), its baseline taken by the guard.
@@ -91,9 +93,9 @@ class ConfirmGuardTest : public ::testing::Test {
   std::string dir_;
   FakeNodeIoForTest io_;
   std::shared_ptr<prometheus::Registry> registry_;
+  util::SimulatedClock clock_{absl::Now()};  // the agent's and the guard's; outlives both
   std::unique_ptr<Agent> agent_;
   std::unique_ptr<ConfirmGuard> guard_;
-  absl::Duration skew_;
 };
 
 TEST_F(ConfirmGuardTest, GatesThatHoldAreConfirmedByTheAgentAtTheWindowsEnd) {
@@ -103,7 +105,7 @@ TEST_F(ConfirmGuardTest, GatesThatHoldAreConfirmedByTheAgentAtTheWindowsEnd) {
   ASSERT_TRUE(r.ok()) << r.status();
   const uint64_t g = r->generation();
   // The deadline is the window and the grace: the backstop.
-  const absl::Duration until = util::FromProto(r->confirm_deadline()) - absl::Now();
+  const absl::Duration until = util::FromProto(r->confirm_deadline()) - clock_.Now();
   EXPECT_LE(until, absl::Seconds(30) + model::defaults::kConfirmPolicyGrace);
   EXPECT_GT(until, absl::Seconds(29) + model::defaults::kConfirmPolicyGrace);
   EXPECT_TRUE(guard_->CheckOnce());
@@ -114,7 +116,7 @@ TEST_F(ConfirmGuardTest, GatesThatHoldAreConfirmedByTheAgentAtTheWindowsEnd) {
   EXPECT_EQ(mid.config().gates(0).state(), roced::v1::GATE_STATE_HOLDING);
   EXPECT_EQ(mid.config().gates(1).gate(), "pfc_storm");
   EXPECT_EQ(mid.config().confirm_policy().window().seconds(), 30);
-  skew_ = absl::Seconds(31);
+  clock_.Advance(absl::Seconds(31));
   EXPECT_TRUE(guard_->CheckOnce());
   roced::v1::NodeState after = agent_->State();
   EXPECT_EQ(after.config().generation(), g);
@@ -192,7 +194,7 @@ TEST_F(ConfirmGuardTest, ThePolicyAndItsBaselineSurviveARestart) {
   EXPECT_EQ(s.config().confirm_policy().window().seconds(), 60);
   EXPECT_EQ(s.config().baseline().SerializeAsString(), before.SerializeAsString());
   // The window runs from the apply, not from the restart.
-  skew_ = absl::Seconds(61);
+  clock_.Advance(absl::Seconds(61));
   EXPECT_TRUE(guard_->CheckOnce());
   EXPECT_FALSE(agent_->State().config().has_confirm_deadline());
   EXPECT_EQ(agent_->State().config().generation(), r->generation());
