@@ -703,12 +703,20 @@ Choice DrillDown(const Aggregates& agg, const Observations& obs, const std::vect
           if (n.k < options.min_lost) continue;
           if (static_cast<double>(n.k) < kDrillShare * static_cast<double>(c.counts.k)) continue;
           const Judgement j = Judge(agg, kind, index, f, options);
-          const Choice d{kind, index, f, j.llr, j.reference, n};
-          if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
+          Choice d{kind, index, f, j.llr, j.reference, n};
           if (!Within(obs, pair_keys, d, c)) continue;
           const Counts whole = WithoutUnassigned(agg, d, c.counts);
-          const bool uplinks_of_tor = c.kind == SuspectKind::kTor && d.kind == SuspectKind::kTorUplink;
-          if (IsMixture(n, whole, options.min_llr) || (uplinks_of_tor && HoldsAll(n, whole))) best = d;
+          const bool uplinks_holding_all =
+              c.kind == SuspectKind::kTor && d.kind == SuspectKind::kTorUplink && HoldsAll(n, whole);
+          if (uplinks_holding_all) {
+            // Judged against the ToR's own probes within it as well: in a
+            // fabric of few ToRs the probes between the other ToRs, the
+            // uplinks' peers, are too few to convict them alone.
+            const Counts within = whole - n;
+            d.llr = std::max(d.llr, TwoSampleLlr(n.k, n.n, within.k, within.n));
+          }
+          if (d.llr < options.min_llr || (best.has_value() && d.llr <= best->llr)) continue;
+          if (IsMixture(n, whole, options.min_llr) || uplinks_holding_all) best = d;
         }
       }
     }

@@ -329,6 +329,12 @@ TEST(Localize, FarEndsKnownOnlyByTheirToRGiveTheSameSuspects) {
       {"uplink loss", 8, 8, [](const Member& a, const Member& b, ProbeClass, int spine) {
          return a.tor != b.tor && (Under(a, "tor-6") || Under(b, "tor-6")) && spine == 1 ? 0.05 : 1e-5;
        }, {"tor_uplinks tor-6"}},
+      // The routed lab's uplink fault (mesh_routed): 20% loss each way on
+      // the link from the first ToR of three (two hosts each) to one of two
+      // spines, so a round trip crossing it loses about 36%.
+      {"uplink loss, two hosts a ToR", 3, 2, [](const Member& a, const Member& b, ProbeClass, int spine) {
+         return a.tor != b.tor && (Under(a, "tor-0") || Under(b, "tor-0")) && spine == 1 ? 0.36 : 1e-5;
+       }, {"tor_uplinks tor-0"}},
       {"large frames dropped", 8, 8, [](const Member& a, const Member& b, ProbeClass c, int spine) {
          return a.tor != b.tor && spine == 0 && c.size > 1024 ? 1.0 : 1e-5;
        }, {"fabric  size 4096"}},
