@@ -115,7 +115,7 @@ absl::Status Agent::RollBackProvisionalLocked(roced::v1::ConfigRollback why) {
                : reason == model::kReasonRollback     ? "requested rollback"
                                                       : "confirm-gate rollback",
                std::vector<roced::v1::PriorValue>(accepted_.prior().begin(), accepted_.prior().end()));
-  *why.mutable_at() = TimeUtil::GetCurrentTime();
+  *why.mutable_at() = util::ToProto(clock_->Now());
   RETURN_IF_ERROR(Accept(ReturnFromProvisional(accepted_, std::move(why)), Persist::kBestEffort));
   metrics_.config_rollbacks->Add({{"reason", reason}}).Increment();
   return absl::OkStatus();
@@ -169,7 +169,7 @@ absl::Status Agent::Accept(roced::v1::AcceptedConfig accepted, Persist persist) 
     *accepted.mutable_last_rollback() = accepted_.last_rollback();
   }
   accepted.set_generation(accepted_.generation() + 1);
-  *accepted.mutable_accepted_at() = TimeUtil::GetCurrentTime();
+  *accepted.mutable_accepted_at() = util::ToProto(clock_->Now());
   absl::Status saved = state_dir_.SaveAccepted(accepted);
   RecordPersist(saved);
   if (!saved.ok()) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "hal/carrier_changes.h"
 #include "util/log.h"
 #include "util/proto_time.h"
@@ -148,7 +149,9 @@ std::vector<metrics::WatchedNetdev> CountersRuntime::WatchedNetdevs(
 void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports) {
   std::lock_guard<std::mutex> lock(samples_mu_);
   std::set<std::string> netdevs;
-  const absl::Time now = clock_->Now();
+  // The flap history is shared with the reconciler, which notes its own
+  // toggles on the system clock (NodeBackends): the same clock here.
+  const absl::Time now = absl::Now();
   for (const metrics::PortNetdev& p : ports) {
     if (p.netdev.empty() || !netdevs.insert(p.netdev).second) continue;
     // Absent (a fixture tree, a netdev going away): this reading only.
@@ -161,7 +164,7 @@ void CountersRuntime::SampleLinks(const std::vector<metrics::PortNetdev>& ports)
 
 std::vector<metrics::LinkFlaps> CountersRuntime::LinkFlaps() {
   SampleLinks(Ports());
-  return flaps_.Flaps(clock_->Now());
+  return flaps_.Flaps(absl::Now());
 }
 
 std::vector<roced::v1::CounterSet> CountersRuntime::ReadSets(const std::vector<metrics::PortNetdev>& ports) {

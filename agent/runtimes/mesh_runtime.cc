@@ -151,9 +151,7 @@ void MeshRuntime::Start() {
   stop_ = false;
   members_thread_ = std::thread([this] { MembersLoop(); });
   probe_thread_ = std::thread([this] { ProbeLoop(); });
-  LOG_INFO << "mesh: on, membership from "
-           << (options_.dns_name.empty() ? options_.inventory_path
-                                         : absl::StrCat("DNS ", options_.dns_name, ":", options_.dns_port));
+  LOG_INFO << "mesh: on, membership from " << membership_.Source();
 }
 
 void MeshRuntime::Stop() {

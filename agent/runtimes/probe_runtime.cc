@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/time/clock.h"
 #include "agent/runtimes/grpc_peer_client.h"
 #include "hal/sysfs_discovery.h"
 #include "model/probe_limits.h"
@@ -187,7 +188,9 @@ absl::Status ProbeRuntime::CloseEndpoint(const std::string& endpoint_id) {
   return responders_->Close(endpoint_id);
 }
 
-void ProbeRuntime::ReapExpired() { responders_->ReapExpired(options_.clock->Now()); }
+// The responder registry stamps its leases on the system clock (lib/probe
+// has no clock of its own yet): they are reaped on the same one.
+void ProbeRuntime::ReapExpired() { responders_->ReapExpired(absl::Now()); }
 
 void ProbeRuntime::JoinFinishedWorkers(bool all) {
   std::vector<Worker> finished;

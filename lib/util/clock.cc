@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/time/clock.h"
 
@@ -14,21 +16,29 @@ class SystemClock : public Clock {
   absl::Time Monotonic() override {
     return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
   }
-  bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
-               const std::function<bool()>& pred) override {
-    if (timeout == absl::InfiniteDuration()) {
+  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Time deadline,
+                 const std::function<bool()>& pred) override {
+    if (deadline == absl::InfiniteFuture()) {
       cv.wait(lock, pred);
       return true;
     }
     // A year stands for longer: steady_clock's now plus nanoseconds::max()
     // would overflow and not wait at all.
-    const absl::Duration d = std::clamp(timeout, absl::ZeroDuration(), absl::Hours(24 * 365));
+    const absl::Duration d = std::clamp(deadline - Monotonic(), absl::ZeroDuration(), absl::Hours(24 * 365));
     return cv.wait_for(lock, absl::ToChronoNanoseconds(d), pred);
   }
   void SleepFor(absl::Duration d) override { absl::SleepFor(d); }
 };
 
 }  // namespace
+
+bool Clock::WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
+                    const std::function<bool()>& pred) {
+  const absl::Time deadline = timeout == absl::InfiniteDuration()
+                                  ? absl::InfiniteFuture()
+                                  : Monotonic() + std::max(timeout, absl::ZeroDuration());
+  return WaitUntil(lock, cv, deadline, pred);
+}
 
 Clock* RealClock() {
   static SystemClock* const clock = new SystemClock;
@@ -37,7 +47,13 @@ Clock* RealClock() {
 
 SimulatedClock::SimulatedClock(absl::Time wall) : wall_(wall), mono_(absl::UnixEpoch()) {}
 
-SimulatedClock::~SimulatedClock() = default;
+SimulatedClock::~SimulatedClock() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!waiters_.empty()) {
+    std::fprintf(stderr, "SimulatedClock destroyed with %zu wait(s) pending on it\n", waiters_.size());
+    std::abort();
+  }
+}
 
 absl::Time SimulatedClock::Now() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -54,13 +70,12 @@ bool SimulatedClock::Due(const Waiter& w) {
   return mono_ >= w.deadline;
 }
 
-bool SimulatedClock::WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                             absl::Duration timeout, const std::function<bool()>& pred) {
+bool SimulatedClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Time deadline,
+                               const std::function<bool()>& pred) {
   if (pred()) return true;
-  Waiter w{&cv, absl::InfiniteFuture()};
+  Waiter w{&cv, deadline};
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (timeout != absl::InfiniteDuration()) w.deadline = mono_ + std::max(timeout, absl::ZeroDuration());
     waiters_.push_back(&w);
   }
   changed_.notify_all();
@@ -91,34 +106,38 @@ void SimulatedClock::SleepFor(absl::Duration d) {
   changed_.notify_all();
 }
 
-size_t SimulatedClock::Advance(absl::Duration d) {
+size_t SimulatedClock::AdvanceLocked(absl::Duration d) {
   size_t due = 0;
+  const absl::Time before = mono_;
+  const absl::Duration step = std::max(d, absl::ZeroDuration());
+  mono_ += step;
+  wall_ += step;
+  for (Waiter* w : waiters_) {
+    if (w->deadline > mono_) continue;
+    if (w->deadline > before) ++due;
+    w->cv->notify_all();
+  }
+  return due;
+}
+
+size_t SimulatedClock::Advance(absl::Duration d) {
+  size_t due;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const absl::Duration step = std::max(d, absl::ZeroDuration());
-    const absl::Time before = mono_;
-    mono_ += step;
-    wall_ += step;
-    for (Waiter* w : waiters_) {
-      if (w->deadline > mono_) continue;
-      if (w->deadline > before) ++due;
-      w->cv->notify_all();
-    }
+    due = AdvanceLocked(d);
   }
   changed_.notify_all();
   return due;
 }
 
 bool SimulatedClock::Tick(absl::Duration d, size_t waiters) {
-  uint64_t ended;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ended = ended_;
-  }
-  ended += Advance(d);
   std::unique_lock<std::mutex> lock(mu_);
+  // The count and the step in one critical section: a wait that ends just
+  // before the step is not taken for one the step ended.
+  const uint64_t target = ended_ + AdvanceLocked(d);
+  changed_.notify_all();
   return changed_.wait_for(lock, std::chrono::seconds(30),
-                           [&] { return ended_ >= ended && waiters_.size() >= waiters; });
+                           [&] { return ended_ >= target && waiters_.size() >= waiters; });
 }
 
 void SimulatedClock::StepWall(absl::Duration d) {

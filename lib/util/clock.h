@@ -32,8 +32,13 @@ class Clock {
   // With `lock` held on the mutex `cv` is used with: waits until `pred()`
   // holds or `timeout` has passed on the monotonic clock
   // (absl::InfiniteDuration(): until `pred()` holds). Returns `pred()`.
-  virtual bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
-                       const std::function<bool()>& pred) = 0;
+  bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
+               const std::function<bool()>& pred);
+  // The same up to `deadline` on the monotonic clock (InfiniteFuture: until
+  // `pred()` holds): a deadline taken before the caller worked out how long
+  // to wait is not moved by time that passed meanwhile.
+  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Time deadline,
+                         const std::function<bool()>& pred) = 0;
   // Waits `d` on the monotonic clock.
   virtual void SleepFor(absl::Duration d) = 0;
 };
@@ -45,24 +50,24 @@ class SimulatedClock : public Clock {
  public:
   // The wall clock starts at `wall`, the monotonic one at the Unix epoch.
   explicit SimulatedClock(absl::Time wall = absl::FromUnixSeconds(1'800'000'000));
+  // Aborts when a wait is still pending: a clock must outlive what waits on it.
   ~SimulatedClock() override;
   SimulatedClock(const SimulatedClock&) = delete;
   SimulatedClock& operator=(const SimulatedClock&) = delete;
 
   absl::Time Now() override;
   absl::Time Monotonic() override;
-  bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Duration timeout,
-               const std::function<bool()>& pred) override;
+  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, absl::Time deadline,
+                 const std::function<bool()>& pred) override;
   void SleepFor(absl::Duration d) override;
 
   // Moves both clocks by `d` (>= 0) and wakes the waits it ends; returns
   // how many pending waits it ended.
   size_t Advance(absl::Duration d);
   // Advance(d), then blocks (real time, at most 30 s) until every wait it
-  // ended has returned and `waiters` waits are pending again: a loop woken
-  // by the step has run its pass and waits for the next. False at the
-  // timeout.
-  bool Tick(absl::Duration d, size_t waiters = 1);
+  // ended has returned and at least `waiters` waits are pending again (with
+  // a loop's AwaitIdle: the pass it woke has run). False at the timeout.
+  bool Tick(absl::Duration d, size_t waiters = 0);
   // Steps the wall clock alone (either way), as an NTP step or an operator
   // does; the monotonic clock and the waits are not moved.
   void StepWall(absl::Duration d);
@@ -79,6 +84,8 @@ class SimulatedClock : public Clock {
     absl::Time deadline;  // monotonic; InfiniteFuture for none
   };
   bool Due(const Waiter& w);
+  // Moves the clocks; returns how many pending waits it ended.
+  size_t AdvanceLocked(absl::Duration d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::mutex mu_;
   std::condition_variable changed_;  // waiters_ or the time changed

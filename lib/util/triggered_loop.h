@@ -63,6 +63,7 @@ class TriggeredLoop {
   bool requested_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool waiting_ ABSL_GUARDED_BY(mu_) = false;  // in the wait (AwaitIdle)
+  absl::Time deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();  // of that wait, monotonic
   std::condition_variable idle_cv_;
   std::string reason_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;

@@ -95,6 +95,7 @@ class AgentReconcileTest : public ::testing::Test {
   // Moves the clock by `d`; returns once every pass it woke, and every pass
   // triggered meanwhile, has run and the agent's loops wait again.
   void Step(absl::Duration d) {
+    ASSERT_TRUE(agent_->AwaitIdle());  // every pass asked for so far has run first
     ASSERT_TRUE(clock_.Tick(d, 0));
     ASSERT_TRUE(agent_->AwaitIdle());
   }

@@ -35,10 +35,9 @@ TEST(SimulatedClock, ATimedWaitEndsWhenTheClockPassesItsDeadline) {
     done = true;
   });
   ASSERT_TRUE(clock.AwaitWaiters(1));
-  clock.Advance(absl::Seconds(9));
-  ASSERT_TRUE(clock.AwaitWaiters(1));  // still waiting, 1 s short
+  EXPECT_EQ(clock.Advance(absl::Seconds(9)), 0u) << "a 10 s wait ended at 9 s";
   EXPECT_FALSE(done.load());
-  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(clock.Advance(absl::Seconds(1)), 1u) << "a 10 s wait still pending at 10 s";
   EXPECT_TRUE(Eventually(done));
   waiter.join();
   EXPECT_FALSE(result.load()) << "a wait that timed out reports its condition false";
@@ -58,8 +57,7 @@ TEST(SimulatedClock, AConditionEndsAWaitWithoutTheClockMoving) {
     done = true;
   });
   ASSERT_TRUE(clock.AwaitWaiters(1));
-  clock.Advance(absl::Hours(1000));  // no deadline: time alone never ends it
-  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(clock.Advance(absl::Hours(1000)), 0u) << "a wait without a deadline had one";
   EXPECT_FALSE(done.load());
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -79,10 +77,9 @@ TEST(SimulatedClock, SleepForReturnsOnlyOnceTheClockHasMoved) {
     done = true;
   });
   ASSERT_TRUE(clock.AwaitWaiters(1));
-  clock.Advance(absl::Minutes(4));
-  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(clock.Advance(absl::Minutes(4)), 0u) << "a 5 min sleep ended at 4 min";
   EXPECT_FALSE(done.load());
-  clock.Advance(absl::Minutes(1));
+  EXPECT_EQ(clock.Advance(absl::Minutes(1)), 1u) << "a 5 min sleep still pending at 5 min";
   EXPECT_TRUE(Eventually(done));
   sleeper.join();
 }

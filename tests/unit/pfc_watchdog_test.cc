@@ -632,7 +632,7 @@ TEST(PfcWatchdogThreadTest, NothingToWatchMeansNoPollsUntilSomethingIs) {
   PfcWatchdog watchdog(&source, o, nullptr, &clock);
   watchdog.Start();
   ASSERT_TRUE(clock.AwaitWaiters(1));
-  EXPECT_EQ(clock.Advance(absl::Hours(24)), 0u) << "an idle watchdog's wait has a deadline";
+  EXPECT_EQ(clock.Advance(absl::Hours(24)), 0u) << "an idle watchdog's wait has no deadline";
   EXPECT_EQ(source.reads.load(), 0);
   watchdog.SetNetdevs({{"eth0", 1u << 3}});
   // The trigger polls at once (no clock step); the 1 ms polls watch for it.

@@ -55,12 +55,10 @@ TEST(TriggeredLoop, RunsPeriodicallyOnItsWaitAndNotBefore) {
                      [&](const std::string& r) { rec.Add(r); });
   loop.Start();
   for (size_t pass = 1; pass <= 3; ++pass) {
-    ASSERT_TRUE(clock.AwaitWaiters(1)) << "the loop never waited";
-    clock.Advance(absl::Seconds(19));
-    // The loop waits again (or is in its wait) with 1 s left: no pass yet.
-    ASSERT_TRUE(clock.AwaitWaiters(1));
+    ASSERT_TRUE(loop.AwaitIdle(absl::Seconds(10))) << "the loop never waited";
+    EXPECT_EQ(clock.Advance(absl::Seconds(19)), 0u) << "a wait of 20 s ended at 19 s";
     EXPECT_EQ(rec.Get().size(), pass - 1);
-    clock.Advance(absl::Seconds(1));
+    EXPECT_EQ(clock.Advance(absl::Seconds(1)), 1u) << "a wait of 20 s still pending at 20 s";
     ASSERT_TRUE(WaitFor([&] { return rec.Get().size() == pass; })) << "pass " << pass;
   }
   loop.Stop();
@@ -126,14 +124,51 @@ TEST(TriggeredLoop, AnInfiniteWaitRunsOnlyOnTriggers) {
   }, [&](const std::string& r) { rec.Add(r); });
   loop.Start();
   ASSERT_TRUE(clock.AwaitWaiters(1));
-  clock.Advance(absl::Hours(24 * 365));  // however long: no deadline to reach
-  ASSERT_TRUE(clock.AwaitWaiters(1));
+  EXPECT_EQ(clock.Advance(absl::Hours(24 * 365)), 0u) << "an infinite wait had a deadline";
   EXPECT_TRUE(rec.Get().empty());
   EXPECT_EQ(waits.load(), 1) << "the loop woke up without a trigger";
   loop.Trigger("go");
   EXPECT_TRUE(WaitFor([&] { return rec.Get().size() == 1; }));
   EXPECT_EQ(rec.Get()[0], "go");
   loop.Stop();
+}
+
+// AwaitIdle: true at once for a loop never started; false while a trigger's
+// pass is held up; true once that pass has run and the loop waits again;
+// false while the clock has passed the wait's end and the pass it is owed
+// has not run; true after Stop.
+TEST(TriggeredLoop, AwaitIdleWaitsForEveryPassAskedFor) {
+  SimulatedClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> passes{0};
+  TriggeredLoop loop({"t", "periodic", false, &clock}, [] { return absl::Seconds(5); }, [&](const std::string&) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return release; });
+    release = false;
+    ++passes;
+  });
+  EXPECT_TRUE(loop.AwaitIdle(absl::Milliseconds(1))) << "a loop never started is idle";
+  loop.Start();
+  ASSERT_TRUE(loop.AwaitIdle(absl::Seconds(10)));
+  loop.Trigger("go");
+  EXPECT_FALSE(loop.AwaitIdle(absl::Milliseconds(50))) << "idle with a pass held up";
+  auto let_one_pass = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+    cv.notify_all();
+  };
+  let_one_pass();
+  ASSERT_TRUE(loop.AwaitIdle(absl::Seconds(10)));
+  EXPECT_EQ(passes.load(), 1);
+  clock.Advance(absl::Seconds(5));
+  EXPECT_FALSE(loop.AwaitIdle(absl::Milliseconds(50))) << "idle with a periodic pass owed";
+  let_one_pass();
+  ASSERT_TRUE(loop.AwaitIdle(absl::Seconds(10)));
+  EXPECT_EQ(passes.load(), 2);
+  loop.Stop();
+  EXPECT_TRUE(loop.AwaitIdle(absl::Milliseconds(1)));
 }
 
 }  // namespace
