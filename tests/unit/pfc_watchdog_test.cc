@@ -586,8 +586,8 @@ TEST_F(PfcWatchdogTest, TxPacketsGoingBackwardsIsANewBaselineNotProgress) {
 }
 
 // The polling thread on a simulated clock: each Tick moves it 5 ms (one
-// poll interval) and returns once the poll it woke has run and the thread
-// waits again.
+// poll interval) and returns once the poll it woke has run and the thread,
+// the clock's one waiter, waits again.
 TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnItsClock) {
   FakeCounterSourceForTest source;
   source.Set("eth0", 3, 0);
@@ -607,14 +607,14 @@ TEST(PfcWatchdogThreadTest, PollingThreadDetectsAndRestoresOnItsClock) {
   int ticks = 0;
   for (; stormed.load() == 0 && ticks < 20; ++ticks) {
     source.Add("eth0", 3, 1);
-    ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
+    ASSERT_TRUE(clock.Tick(absl::Milliseconds(5), 1));
   }
   EXPECT_EQ(stormed.load(), 1);
   EXPECT_GE(ticks, 4) << "stormed before the 20 ms detection time";
   EXPECT_LE(ticks, 6) << "the storm took " << ticks * 5 << " ms to see";
   // Quiet: restored once 20 ms pass without a pause frame (the thread may
   // back off towards its idle interval, 1 s, meanwhile).
-  for (ticks = 0; restored.load() == 0 && ticks < 400; ++ticks) ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
+  for (ticks = 0; restored.load() == 0 && ticks < 400; ++ticks) ASSERT_TRUE(clock.Tick(absl::Milliseconds(5), 1));
   EXPECT_EQ(restored.load(), 1);
   EXPECT_EQ(stormed.load(), 1);
   watchdog.Stop();
@@ -641,8 +641,8 @@ TEST(PfcWatchdogThreadTest, NothingToWatchMeansNoPollsUntilSomethingIs) {
   }
   ASSERT_EQ(source.reads.load(), 1);
   ASSERT_TRUE(clock.AwaitWaiters(1));
-  ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
-  ASSERT_TRUE(clock.Tick(absl::Milliseconds(5)));
+  ASSERT_TRUE(clock.Tick(absl::Milliseconds(5), 1));
+  ASSERT_TRUE(clock.Tick(absl::Milliseconds(5), 1));
   EXPECT_EQ(source.reads.load(), 3);
   watchdog.SetNetdevs({});
   // Back to a wait without a deadline once the trigger's pass is done.
